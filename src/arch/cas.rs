@@ -1,0 +1,46 @@
+//! Backend for targets with a pointer-width compare-and-swap: the `core`
+//! atomics, or loom's under `--cfg loom`.
+
+use crate::primitive::{AtomicUsize, Ordering};
+
+/// The atomic cell behind a `MultiUseWord`.
+///
+/// Invariant: it is exactly one `usize` wide, so that the word embedded in a
+/// user's type costs one machine word.
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct Word(AtomicUsize);
+
+impl Word {
+    #[cfg(not(loom))]
+    #[inline]
+    pub(crate) const fn new(bits: usize) -> Self {
+        Self(AtomicUsize::new(bits))
+    }
+
+    #[cfg(loom)]
+    pub(crate) fn new(bits: usize) -> Self {
+        Self(AtomicUsize::new(bits))
+    }
+
+    #[inline(always)]
+    pub(crate) fn load(&self, order: Ordering) -> usize {
+        self.0.load(order)
+    }
+
+    #[inline(always)]
+    pub(crate) fn swap(&self, bits: usize, order: Ordering) -> usize {
+        self.0.swap(bits, order)
+    }
+
+    #[inline(always)]
+    pub(crate) fn compare_exchange(
+        &self,
+        current: usize,
+        new: usize,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<usize, usize> {
+        self.0.compare_exchange(current, new, success, failure)
+    }
+}

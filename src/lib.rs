@@ -1,0 +1,74 @@
+//! Java-style monitors for the price of one machine word.
+//!
+//! Every object that embeds a [`MultiUseWord`] gets a monitor: a reentrant
+//! lock with [`wait`](MonitorGuard::wait), [`notify_one`](MonitorGuard::notify_one)
+//! and [`notify_all`](MonitorGuard::notify_all), with timeouts, as every Java
+//! object has one. [`Synchronized<T>`] is the everyday wrapper: a value
+//! reachable only through its monitor.
+//!
+//! ```
+//! use metalock::Synchronized;
+//!
+//! let counter = Synchronized::new(0_u64);
+//! std::thread::scope(|s| {
+//!     for _ in 0..4 {
+//!         s.spawn(|| {
+//!             for _ in 0..1000 {
+//!                 *counter.lock() += 1;
+//!             }
+//!         });
+//!     }
+//! });
+//! assert_eq!(*counter.lock(), 4000);
+//! ```
+//!
+//! # How it works
+//!
+//! The crate implements the meta-lock of Agesen et al., *An Efficient
+//! Meta-lock for Implementing Ubiquitous Synchronization* (OOPSLA '99). The
+//! word's two low bits hold the lock state; the rest hold the user's payload
+//! while nobody synchronizes on the object, or a pointer to a lock record
+//! (into which the payload is displaced) while somebody does. A short
+//! *meta-lock*, taken by one atomic swap and released by one
+//! compare-and-swap, guards every change to that state; contended meta-lock
+//! acquisitions are handed off in FIFO order without busy-waiting. An
+//! uncontended lock and unlock each take a single compare-and-swap.
+//!
+//! | module | paper 000 |
+//! |---|---|
+//! | `word` | the multi-use word, Fig. 2 |
+//! | `meta_lock` | get/release meta-lock and the hand-off, section 4.2, Fig. 5, 11, 12 |
+//! | `monitor` | enter, exit, wait, notify, sections 4.3-4.4, Fig. 6-8; extra-fast path, 5.2 |
+//! | `lock_record` | lock records and their free lists, Fig. 3, section 5.1 |
+//! | `exec_env` | execution environments, Fig. 1 |
+//!
+//! # Features
+//!
+//! - `std` (default): thread-locals, `std::time::Instant` and parking through
+//!   `parking_lot_core`. Without it the crate is `#![no_std]` + `alloc` and a
+//!   [`platform::Platform`] must be registered.
+//! - `meta-lock-only`: every operation goes through the meta-lock (the
+//!   paper's "without extra fast" configuration), to reproduce its
+//!   comparisons.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![warn(missing_docs, missing_debug_implementations)]
+
+extern crate alloc;
+
+mod arch;
+mod exec_env;
+mod lock_record;
+mod meta_lock;
+mod monitor;
+pub mod platform;
+mod primitive;
+pub mod synchronized;
+mod word;
+
+pub use lock_record::lock_records_allocated;
+#[doc(hidden)]
+pub use meta_lock::hooks as __hooks;
+pub use monitor::{Monitor, MonitorGuard, WaitTimeoutResult};
+pub use platform::Instant;
+pub use synchronized::{Synchronized, SynchronizedGuard};
+pub use word::MultiUseWord;

@@ -1,0 +1,210 @@
+//! Lock records (paper 000, Fig. 3) and their per-thread free lists (5.1).
+//!
+//! A lock record represents one thread synchronizing on one object: it holds
+//! the recursion count, the payload displaced from the word, the link of the
+//! object's queue and the waiting-for-notify flag. Each thread takes records
+//! from its own free list, pre-initialised (owner set, count 1, queue empty),
+//! refilled from the global allocator in exponentially growing batches; a
+//! thread returns the record to its list when it leaves the monitor.
+
+use core::ptr;
+
+use crate::exec_env::ExecEnv;
+use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
+
+/// Records a thread gets the first time its free list runs dry; each further
+/// refill doubles.
+pub(crate) const FIRST_BATCH: usize = 8;
+
+/// One thread's participation in one object's synchronization.
+///
+/// Invariants:
+/// - allocated in batches that are never returned to the allocator, so a
+///   pointer to a record stays valid forever; 8-aligned, so a pointer to it
+///   leaves the word's three tag bits free;
+/// - `owner` never changes after allocation;
+/// - `count` and `free_next` are touched only by the owner's thread;
+/// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
+///   the object whose queue holds the record;
+/// - `displaced` is written under that meta-lock, or by the owner before the
+///   record is published, and is atomic so that the owner's fused unlock may
+///   read it without the meta-lock (it only uses the value if the word proves
+///   nobody wrote it since).
+#[repr(align(8))]
+#[derive(Debug)]
+pub(crate) struct LockRecord {
+    owner: *const ExecEnv,
+    count: UnsafeCell<usize>,
+    displaced: AtomicUsize,
+    queue: UnsafeCell<*mut LockRecord>,
+    waiting_for_notify: UnsafeCell<bool>,
+    free_next: UnsafeCell<*mut LockRecord>,
+}
+
+const _: () = assert!(core::mem::align_of::<LockRecord>() > !crate::word::POINTER_MASK);
+
+/// Lock records taken from the global allocator, by all threads (paper 000,
+/// Table 2).
+static RECORDS_ALLOCATED: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// How many lock records all threads together have taken from the global
+/// allocator so far (the figure of paper 000, Table 2). Records are recycled
+/// through per-thread free lists, so this stays near the peak number of
+/// monitors held or waited on at once.
+pub fn lock_records_allocated() -> usize {
+    // Relaxed: a statistic with no data attached.
+    RECORDS_ALLOCATED.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+impl LockRecord {
+    fn new(owner: &ExecEnv) -> Self {
+        Self {
+            owner,
+            count: UnsafeCell::new(1),
+            displaced: AtomicUsize::new(0),
+            queue: UnsafeCell::new(ptr::null_mut()),
+            waiting_for_notify: UnsafeCell::new(false),
+            free_next: UnsafeCell::new(ptr::null_mut()),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> *const ExecEnv {
+        self.owner
+    }
+
+    /// # Safety
+    /// Called by the owner's thread (invariant of the type).
+    #[inline(always)]
+    pub(crate) unsafe fn count(&self) -> usize {
+        // SAFETY: the caller is the owner's thread.
+        self.count.with(|c| unsafe { *c })
+    }
+
+    /// # Safety
+    /// Called by the owner's thread (invariant of the type).
+    #[inline(always)]
+    pub(crate) unsafe fn set_count(&self, count: usize) {
+        // SAFETY: the caller is the owner's thread.
+        self.count.with_mut(|c| unsafe { *c = count })
+    }
+
+    #[inline(always)]
+    pub(crate) fn displaced(&self) -> usize {
+        // Relaxed: ordered by the meta-lock, or checked by the word's
+        // compare-and-swap in the fused unlock.
+        self.displaced.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_displaced(&self, bits: usize) {
+        // Relaxed: published by the meta-lock release or the fused lock's
+        // Release/Acquire compare-and-swap.
+        self.displaced.store(bits, Ordering::Relaxed)
+    }
+
+    /// # Safety
+    /// The caller holds the meta-lock of the object whose queue holds `self`.
+    #[inline]
+    pub(crate) unsafe fn queue(&self) -> *mut LockRecord {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.queue.with(|q| unsafe { *q })
+    }
+
+    /// # Safety
+    /// As for [`queue`](Self::queue), or the record is not yet published.
+    #[inline]
+    pub(crate) unsafe fn set_queue(&self, next: *mut LockRecord) {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.queue.with_mut(|q| unsafe { *q = next })
+    }
+
+    /// # Safety
+    /// As for [`queue`](Self::queue).
+    #[inline]
+    pub(crate) unsafe fn waiting_for_notify(&self) -> bool {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.waiting_for_notify.with(|w| unsafe { *w })
+    }
+
+    /// # Safety
+    /// As for [`queue`](Self::queue).
+    #[inline]
+    pub(crate) unsafe fn set_waiting_for_notify(&self, waiting: bool) {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.waiting_for_notify
+            .with_mut(|w| unsafe { *w = waiting })
+    }
+}
+
+impl ExecEnv {
+    /// A pre-initialised lock record from this thread's free list (owner:
+    /// this EE, count 1, empty queue, not waiting).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline]
+    pub(crate) unsafe fn alloc_lock_record(&self) -> &'static LockRecord {
+        // SAFETY: the free list and counters are owned by the calling thread,
+        // and every record on the list lives forever.
+        unsafe {
+            let mut head = self.free_records.with(|h| *h);
+            if head.is_null() {
+                head = self.refill();
+            }
+            let record = &*head;
+            let next = record.free_next.with(|n| *n);
+            self.free_records.with_mut(|h| *h = next);
+            self.records_out.with_mut(|n| *n += 1);
+            record
+        }
+    }
+
+    /// Puts back a record this thread allocated, restoring its presets.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and owns `record`, and no word or
+    /// queue refers to `record` any more.
+    #[inline]
+    pub(crate) unsafe fn recycle_lock_record(&self, record: &LockRecord) {
+        debug_assert!(ptr::eq(record.owner, self));
+        // SAFETY: the record is unreachable from any object, so its fields
+        // are ours; the free list is thread-owned.
+        unsafe {
+            record.set_count(1);
+            record.set_queue(ptr::null_mut());
+            record.set_waiting_for_notify(false);
+            let head = self.free_records.with(|h| *h);
+            record.free_next.with_mut(|n| *n = head);
+            self.free_records
+                .with_mut(|h| *h = record as *const LockRecord as *mut LockRecord);
+            self.records_out.with_mut(|n| *n -= 1);
+        }
+    }
+
+    /// Allocates the next batch and returns its first record.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[cold]
+    unsafe fn refill(&self) -> *mut LockRecord {
+        // SAFETY: thread-owned counter.
+        let n = self.next_batch.with(|b| unsafe { *b });
+        // SAFETY: thread-owned counter.
+        self.next_batch
+            .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+        let batch: &'static mut [LockRecord] = alloc::vec::Vec::leak(
+            (0..n)
+                .map(|_| LockRecord::new(self))
+                .collect::<alloc::vec::Vec<_>>(),
+        );
+        RECORDS_ALLOCATED.fetch_add(n, core::sync::atomic::Ordering::Relaxed);
+        let first = batch.as_mut_ptr();
+        for i in 1..n {
+            let next: *mut LockRecord = &mut batch[i];
+            // SAFETY: the batch is fresh and not shared yet.
+            batch[i - 1].free_next.with_mut(|p| unsafe { *p = next });
+        }
+        first
+    }
+}

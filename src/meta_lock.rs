@@ -1,0 +1,247 @@
+//! The meta-lock (paper 000, section 4.2, Fig. 5, Fig. 11-12): exclusive
+//! access to an object's synchronization data for the length of one monitor
+//! operation.
+//!
+//! `get_meta_lock` swaps `my EE | BUSY` into the word. If the old word was not
+//! BUSY, the caller holds the meta-lock and the old word is the object's
+//! synchronization state. Otherwise the old word names the predecessor: the
+//! thread that swapped just before. Threads therefore get the meta-lock in the
+//! order of their swaps.
+//!
+//! `release_meta_lock(bits)` compare-and-swaps `my EE | BUSY` back to `bits`,
+//! the *release bits*. If that fails, a successor has swapped in behind us and
+//! the release bits must reach it: the *hand-off*.
+//!
+//! # Hand-off
+//!
+//! The successor knows its predecessor (from the word it swapped out); the
+//! predecessor does not know its successor. They meet in the predecessor's
+//! execution environment, whose `handoff` field takes the place of the
+//! paper's `metaLockMutex`, `succEE` and `bitsForGrab`:
+//!
+//! | `pred.handoff` | meaning |
+//! |---|---|
+//! | `IDLE` | no hand-off in progress |
+//! | `BITS_FOR_GRAB` | predecessor won the race: release bits wait in `pred.meta_lock_bits` |
+//! | address of an EE | successor won the race: it waits for the bits in its own EE |
+//!
+//! Both race to move `pred.handoff` away from `IDLE` with one
+//! compare-and-swap:
+//!
+//! - **Case 1, successor wins**: it writes its EE there and blocks until
+//!   `got_meta_lock_slow` is set in its own EE. The predecessor's
+//!   compare-and-swap then fails, it finds the successor, stores the release
+//!   bits in the successor's `meta_lock_bits`, resets its own `handoff`, and
+//!   sets and signals `got_meta_lock_slow`.
+//! - **Case 2, predecessor wins**: it has stored the bits in its own
+//!   `meta_lock_bits`, writes `BITS_FOR_GRAB`, and blocks until `handoff` is
+//!   `IDLE` again. The successor's compare-and-swap fails, it takes the bits,
+//!   writes `IDLE` and signals the predecessor. The predecessor waits because
+//!   its `meta_lock_bits` must stay put until they are taken.
+//!
+//! A thread is in at most one hand-off as predecessor (it holds at most one
+//! meta-lock, and a release does not return before its hand-off ends) and at
+//! most one as successor (it blocks until its hand-off ends), and the two
+//! roles use disjoint fields, so one thread may be a successor on one object
+//! while its own successor on another queues behind it. Nobody spins: the
+//! thread that arrives first blocks on its parker.
+//!
+//! # Memory orderings
+//!
+//! The swap is AcqRel: Acquire to see the synchronization data the previous
+//! holder released, Release so that a successor that reads our EE from the
+//! word sees our `handoff` reset from our previous hand-off. The releasing
+//! compare-and-swap is Release, pairing with the next swap's Acquire. In a
+//! hand-off, the bits are written Relaxed before a Release store of the flag
+//! (`got_meta_lock_slow`, or `handoff = BITS_FOR_GRAB`) that the receiving
+//! side reads with Acquire.
+
+use crate::exec_env::ExecEnv;
+use crate::primitive::Ordering;
+use crate::word::{BUSY, MultiUseWord, busy_ee, state};
+
+/// `ExecEnv::handoff`: no hand-off in progress.
+const IDLE: usize = 0;
+/// `ExecEnv::handoff`: the predecessor won; the bits are in its EE.
+const BITS_FOR_GRAB: usize = 1;
+
+impl MultiUseWord {
+    /// Takes the meta-lock and returns the word it replaced, which is never
+    /// BUSY (Fig. 11).
+    #[inline]
+    pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+        let lock_bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
+        if state(lock_bits) != BUSY {
+            lock_bits
+        } else {
+            get_meta_lock_slow(ee, lock_bits)
+        }
+    }
+
+    /// Releases the meta-lock, leaving `release_bits` (never BUSY) as the
+    /// word's value (Fig. 11).
+    #[inline]
+    pub(crate) fn release_meta_lock(&self, ee: &ExecEnv, release_bits: usize) {
+        debug_assert_ne!(state(release_bits), BUSY);
+        if self
+            .word
+            .compare_exchange(
+                ee.busy_bits(),
+                release_bits,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            release_meta_lock_slow(ee, release_bits);
+        }
+    }
+}
+
+/// Waits for the predecessor named by `pred_bits` to hand over the release
+/// bits (Fig. 12, left).
+#[cold]
+fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
+    // SAFETY: a BUSY word names the EE that swapped it in; EEs are never
+    // freed.
+    let pred = unsafe { &*busy_ee(pred_bits) };
+    assert!(
+        !core::ptr::eq(pred, ee),
+        "metalock: a thread asked for a meta-lock it already holds (deadlock)"
+    );
+    hooks::fire(hooks::HandoffEvent::SuccessorQueued);
+    let me = ee as *const ExecEnv as usize;
+    // AcqRel: Release publishes our EE to the predecessor; Acquire (also on
+    // failure) pairs with the predecessor's Release when it won the race, so
+    // its `meta_lock_bits` are visible.
+    match pred
+        .handoff
+        .compare_exchange(IDLE, me, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => {
+            hooks::fire(hooks::HandoffEvent::SuccessorWon);
+            // Case 1: the predecessor will put the bits in our EE.
+            // Acquire pairs with the predecessor's Release store of the flag.
+            while !ee.got_meta_lock_slow.load(Ordering::Acquire) {
+                ee.parker.park(None);
+            }
+            ee.got_meta_lock_slow.store(false, Ordering::Relaxed);
+            ee.meta_lock_bits.load(Ordering::Relaxed)
+        }
+        Err(BITS_FOR_GRAB) => {
+            hooks::fire(hooks::HandoffEvent::PredecessorWon);
+            // Case 2: the bits wait in the predecessor's EE.
+            let bits = pred.meta_lock_bits.load(Ordering::Relaxed);
+            // Release: our read of the bits happens before the predecessor
+            // reuses its EE.
+            pred.handoff.store(IDLE, Ordering::Release);
+            pred.parker.unpark();
+            bits
+        }
+        Err(other) => unreachable!("metalock: two successors for one predecessor ({other:#x})"),
+    }
+}
+
+/// Hands `release_bits` to the thread that swapped in after us (Fig. 12,
+/// right).
+#[cold]
+fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
+    ee.meta_lock_bits.store(release_bits, Ordering::Relaxed);
+    // AcqRel: Release publishes `meta_lock_bits` to a successor that loses
+    // the race; Acquire (also on failure) pairs with the successor's Release
+    // when it won, so its EE is ours to write.
+    match ee
+        .handoff
+        .compare_exchange(IDLE, BITS_FOR_GRAB, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => {
+            // Case 2: wait until the successor has taken the bits.
+            // Acquire pairs with the successor's Release store of IDLE.
+            while ee.handoff.load(Ordering::Acquire) != IDLE {
+                ee.parker.park(None);
+            }
+        }
+        Err(succ) => {
+            // Case 1: the successor is blocked in its own EE.
+            // SAFETY: the successor wrote its EE's address; EEs are never
+            // freed, and it stays blocked until we set its flag.
+            let succ = unsafe { &*(succ as *const ExecEnv) };
+            succ.meta_lock_bits.store(release_bits, Ordering::Relaxed);
+            // Relaxed: only this thread reads its `handoff` before its next
+            // swap, which is a Release that orders this store for whoever
+            // names us as predecessor next.
+            ee.handoff.store(IDLE, Ordering::Relaxed);
+            // Release pairs with the successor's Acquire load of the flag.
+            succ.got_meta_lock_slow.store(true, Ordering::Release);
+            succ.parker.unpark();
+        }
+    }
+}
+
+/// Observation points on the hand-off slow path, so that tests can drive and
+/// see each case of the race. Not part of the API.
+#[doc(hidden)]
+pub mod hooks {
+    use core::sync::atomic::{AtomicPtr, Ordering};
+
+    /// A point on the hand-off slow path.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum HandoffEvent {
+        /// A thread swapped and found the meta-lock BUSY; it is about to race
+        /// its predecessor.
+        SuccessorQueued,
+        /// Case 1: the successor reached the predecessor's EE first.
+        SuccessorWon,
+        /// Case 2: the predecessor reached its EE first.
+        PredecessorWon,
+    }
+
+    static HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
+
+    /// Calls `hook` at every hand-off event, on the thread where it happens;
+    /// `None` removes it.
+    pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
+        let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
+        // Release pairs with the Acquire in `fire`.
+        HOOK.store(ptr, Ordering::Release);
+    }
+
+    #[inline]
+    pub(crate) fn fire(event: HandoffEvent) {
+        // Acquire pairs with the Release in `set_handoff_hook`.
+        let ptr = HOOK.load(Ordering::Acquire);
+        if !ptr.is_null() {
+            // SAFETY: a non-null value was stored from a `fn(HandoffEvent)`.
+            let hook: fn(HandoffEvent) = unsafe { core::mem::transmute(ptr) };
+            hook(event);
+        }
+    }
+}
+
+impl MultiUseWord {
+    /// Runs `f` while holding the word's meta-lock, releasing it with the
+    /// bits unchanged however `f` ends. A test seam for the meta-lock alone,
+    /// not part of the API: any other operation on the same word from inside
+    /// `f` deadlocks.
+    #[doc(hidden)]
+    pub fn __with_meta_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Release<'a> {
+            word: &'a MultiUseWord,
+            ee: &'a ExecEnv,
+            bits: usize,
+        }
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.word.release_meta_lock(self.ee, self.bits);
+            }
+        }
+        let ee = ExecEnv::current();
+        let bits = self.get_meta_lock(ee);
+        let _release = Release {
+            word: self,
+            ee,
+            bits,
+        };
+        f()
+    }
+}

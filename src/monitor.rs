@@ -1,0 +1,665 @@
+//! Monitor operations on the multi-use word: enter, exit, wait and notify
+//! (paper 000, sections 4.3-4.4, Fig. 6-8), and the extra-fast path that
+//! fuses the meta-lock and the monitor when nobody contends (section 5.2).
+//!
+//! # Data structure
+//!
+//! A LOCKED word points at the owner's lock record, the head of the object's
+//! queue; behind it are the records of threads waiting to enter and of
+//! threads waiting for a notification, in arrival order. A WAITERS word points
+//! at the head of such a queue while nobody owns the monitor. The head record
+//! holds the payload displaced from the word. Every change to the queue, the
+//! records in it or the word happens under the object's meta-lock, except the
+//! two extra-fast compare-and-swaps (NEUTRAL to LOCKED with an empty queue and
+//! back) and the owner's changes to its own recursion count.
+//!
+//! # Policy
+//!
+//! As in the paper, a releasing thread does not hand the monitor over: it
+//! leaves the word WAITERS and invites the first thread in the queue that is
+//! waiting to enter (renouncement). The invited thread re-contends with new
+//! arrivals and, if it loses, waits for the next invitation. A notification
+//! only clears a waiter's waiting-for-notify flag; the waiter then re-contends
+//! when a release invites it.
+
+use core::marker::PhantomData;
+use core::ptr;
+use core::time::Duration;
+
+use crate::exec_env::ExecEnv;
+use crate::lock_record::LockRecord;
+use crate::platform::{self, Instant};
+use crate::primitive::Ordering;
+use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, record_of, state};
+
+/// Whether lock and unlock of an uncontended object use the fused
+/// single-compare-and-swap paths of section 5.2, and recursive enter and exit
+/// skip the meta-lock. Off with the `meta-lock-only` feature, which runs every
+/// operation through the meta-lock as in the paper's "without extra fast"
+/// measurements.
+pub(crate) const EXTRA_FAST: bool = cfg!(not(feature = "meta-lock-only"));
+
+/// The word of a LOCKED object whose monitor `record` owns, queue empty.
+#[inline(always)]
+fn locked_bits(record: &LockRecord) -> usize {
+    record as *const LockRecord as usize | LOCKED
+}
+
+/// The LOCKED word for head `record`, with the queue summary set when
+/// something is queued behind it.
+///
+/// # Safety
+/// The caller holds the meta-lock and `record` heads the object's queue.
+#[inline]
+unsafe fn locked_bits_with_summary(record: &LockRecord) -> usize {
+    // SAFETY: the caller holds the meta-lock.
+    if unsafe { record.queue() }.is_null() {
+        locked_bits(record)
+    } else {
+        locked_bits(record) | QUEUE_SUMMARY
+    }
+}
+
+impl MultiUseWord {
+    /// Enters the monitor, blocking while another thread owns it. Reentrant:
+    /// the owner may enter again; each guard releases one level.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::with_payload(42);
+    /// let outer = word.lock();
+    /// let inner = word.lock();
+    /// assert_eq!(inner.depth(), 2);
+    /// drop(inner);
+    /// drop(outer);
+    /// assert!(!word.is_locked());
+    /// assert_eq!(word.payload(), 42);
+    /// ```
+    #[inline]
+    pub fn lock(&self) -> MonitorGuard<'_> {
+        let ee = ExecEnv::current();
+        let record = self.enter::<true>(ee);
+        MonitorGuard::new(self, record)
+    }
+
+    /// Enters the monitor if that needs no waiting for another thread's
+    /// monitor: it is free, or the calling thread owns it already.
+    #[inline]
+    pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        let ee = ExecEnv::current();
+        self.try_enter::<true>(ee)
+            .map(|record| MonitorGuard::new(self, record))
+    }
+
+    /// Enters the monitor; `REENTRANT == false` refuses (panics) when the
+    /// calling thread owns it already.
+    #[inline]
+    pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
+        match self.try_enter_fast::<REENTRANT>(ee) {
+            Some(record) => record,
+            None => self.enter_slow::<REENTRANT>(ee),
+        }
+    }
+
+    /// Enters the monitor if it is free, or ours and `REENTRANT`.
+    #[inline]
+    pub(crate) fn try_enter<const REENTRANT: bool>(
+        &self,
+        ee: &ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        self.try_enter_fast::<REENTRANT>(ee)
+            .or_else(|| self.try_enter_slow::<REENTRANT>(ee))
+    }
+
+    /// Whether some thread owns the monitor now (a snapshot).
+    pub fn is_locked(&self) -> bool {
+        self.inspect(|bits| state(bits) == LOCKED)
+    }
+
+    /// Whether the calling thread owns the monitor.
+    pub fn is_held_by_current_thread(&self) -> bool {
+        let ee = ExecEnv::current();
+        self.inspect(|bits| owner_is(bits, ee))
+    }
+
+    /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
+    /// the word is BUSY.
+    fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {
+        // Acquire pairs with the Release of whatever wrote the word, so a
+        // record it points at is initialised.
+        let bits = self.word.load(Ordering::Acquire);
+        if state(bits) != crate::word::BUSY {
+            return f(bits);
+        }
+        let ee = ExecEnv::current();
+        let bits = self.get_meta_lock(ee);
+        let result = f(bits);
+        self.release_meta_lock(ee, bits);
+        result
+    }
+
+    /// The extra-fast enter: NEUTRAL to LOCKED in one compare-and-swap, or a
+    /// recursive enter by the owner without any atomic read-modify-write.
+    #[inline(always)]
+    fn try_enter_fast<const REENTRANT: bool>(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
+        if !EXTRA_FAST {
+            return None;
+        }
+        // Acquire: see `inspect`.
+        let bits = self.word.load(Ordering::Acquire);
+        if state(bits) == NEUTRAL {
+            // SAFETY: `ee` is the calling thread's EE.
+            let record = unsafe { ee.alloc_lock_record() };
+            record.set_displaced(bits);
+            // AcqRel: Acquire pairs with the Release of the previous unlock
+            // (the critical section before it happens before ours); Release
+            // publishes the record's displaced payload to meta-lock holders.
+            match self.word.compare_exchange(
+                bits,
+                locked_bits(record),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(record),
+                // SAFETY: the record was never published.
+                Err(_) => unsafe { ee.recycle_lock_record(record) },
+            }
+        } else if REENTRANT && owner_is(bits, ee) {
+            // SAFETY: a LOCKED word whose record we own means we own the
+            // monitor, and it cannot change hands while we do.
+            let record = unsafe { &*record_of(bits) };
+            // SAFETY: the count is ours (owner-only field).
+            unsafe { record.set_count(record.count() + 1) };
+            return Some(record);
+        }
+        None
+    }
+
+    /// monitorEnter through the meta-lock (Fig. 6, left).
+    fn enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
+        let bits = self.get_meta_lock(ee);
+        // SAFETY: we hold the meta-lock, so the word's records
+        // and their queue fields are ours to read and change; `ee` is the
+        // calling thread's EE.
+        unsafe {
+            match state(bits) {
+                NEUTRAL => self.enter_neutral(ee, bits),
+                WAITERS => self.enter_waiters(ee, bits),
+                _ => {
+                    let owner = &*record_of(bits);
+                    if ptr::eq(owner.owner(), ee) {
+                        self.release_meta_lock(ee, bits);
+                        assert!(REENTRANT, "{REENTERED}");
+                        owner.set_count(owner.count() + 1);
+                        owner
+                    } else {
+                        let record = ee.alloc_lock_record();
+                        append_to_queue(owner, record);
+                        self.enter_contended(ee, record, bits | QUEUE_SUMMARY)
+                    }
+                }
+            }
+        }
+    }
+
+    /// NEUTRAL to LOCKED under the meta-lock.
+    ///
+    /// # Safety
+    /// We hold the meta-lock, the word was `bits` (NEUTRAL), `ee` is ours.
+    unsafe fn enter_neutral(&self, ee: &ExecEnv, bits: usize) -> &'static LockRecord {
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.alloc_lock_record() };
+        record.set_displaced(bits);
+        self.release_meta_lock(ee, locked_bits(record));
+        record
+    }
+
+    /// WAITERS to LOCKED under the meta-lock, our new record in front.
+    ///
+    /// # Safety
+    /// We hold the meta-lock, the word was `bits` (WAITERS), `ee` is ours.
+    unsafe fn enter_waiters(&self, ee: &ExecEnv, bits: usize) -> &'static LockRecord {
+        // SAFETY: caller's contract; WAITERS points at the queue's head.
+        unsafe {
+            let record = ee.alloc_lock_record();
+            let first = &*record_of(bits);
+            record.set_queue(record_of(bits));
+            record.set_displaced(first.displaced());
+            self.release_meta_lock(ee, locked_bits(record) | QUEUE_SUMMARY);
+            record
+        }
+    }
+
+    /// monitorEnterSlow (Fig. 7, left): our record is in the queue and we
+    /// hold the meta-lock with the word at `bits`. Sleeps until invited while
+    /// the monitor is LOCKED, then moves our record to the front.
+    ///
+    /// # Safety
+    /// We hold the meta-lock, the word was `bits` (LOCKED or WAITERS), and
+    /// `record` is ours and in the object's queue.
+    unsafe fn enter_contended(
+        &self,
+        ee: &ExecEnv,
+        record: &'static LockRecord,
+        mut bits: usize,
+    ) -> &'static LockRecord {
+        while state(bits) == LOCKED {
+            // Relaxed: the store and the inviting thread's store are both
+            // made under the meta-lock, which orders them.
+            ee.monitor_signal.store(false, Ordering::Relaxed);
+            self.release_meta_lock(ee, bits);
+            // Acquire pairs with the Release store of the inviting exit.
+            while !ee.monitor_signal.load(Ordering::Acquire) {
+                ee.parker.park(None);
+            }
+            bits = self.get_meta_lock(ee);
+        }
+        debug_assert_eq!(
+            state(bits),
+            WAITERS,
+            "our record keeps the object out of NEUTRAL"
+        );
+        // SAFETY: we hold the meta-lock and `record` is in the queue headed
+        // by `bits`.
+        unsafe {
+            let first = record_of(bits);
+            if !ptr::eq(first, record) {
+                unlink_from_queue(first, record);
+                record.set_queue(first);
+                record.set_displaced((*first).displaced());
+            }
+            self.release_meta_lock(ee, locked_bits_with_summary(record));
+        }
+        record
+    }
+
+    /// The non-blocking part of `try_lock`, through the meta-lock.
+    #[cold]
+    fn try_enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
+        let bits = self.get_meta_lock(ee);
+        // SAFETY: as in `enter_slow`.
+        unsafe {
+            match state(bits) {
+                NEUTRAL => Some(self.enter_neutral(ee, bits)),
+                WAITERS => Some(self.enter_waiters(ee, bits)),
+                _ => {
+                    let owner = &*record_of(bits);
+                    let mine = REENTRANT && ptr::eq(owner.owner(), ee);
+                    if mine {
+                        owner.set_count(owner.count() + 1);
+                    }
+                    self.release_meta_lock(ee, bits);
+                    mine.then_some(owner)
+                }
+            }
+        }
+    }
+
+    /// Leaves one level of the monitor that `record` owns.
+    #[inline]
+    fn exit(&self, record: &'static LockRecord) {
+        // SAFETY: the guard that calls us lives on the owner's thread.
+        let count = unsafe { record.count() };
+        if EXTRA_FAST {
+            if count > 1 {
+                // SAFETY: owner-only field.
+                unsafe { record.set_count(count - 1) };
+                return;
+            }
+            // Release pairs with the Acquire of the next enter. Fails when a
+            // thread queued or the payload changed: the summary bit is set.
+            if self
+                .word
+                .compare_exchange(
+                    locked_bits(record),
+                    record.displaced(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                // SAFETY: the word no longer refers to the record and its
+                // queue was empty; it is ours.
+                unsafe { (*record.owner()).recycle_lock_record(record) };
+                return;
+            }
+        }
+        self.exit_slow(record);
+    }
+
+    /// monitorExit through the meta-lock (Fig. 6 right, Fig. 7 right).
+    fn exit_slow(&self, record: &'static LockRecord) {
+        // SAFETY: EEs live forever; the owner's thread is calling.
+        let ee = unsafe { &*record.owner() };
+        let bits = self.get_meta_lock(ee);
+        self.check_owner(ee, bits, record, "unlock");
+        // SAFETY: we hold the meta-lock and own the monitor through `record`.
+        unsafe {
+            let count = record.count();
+            if count > 1 {
+                record.set_count(count - 1);
+                self.release_meta_lock(ee, bits);
+                return;
+            }
+            let next = record.queue();
+            if next.is_null() {
+                self.release_meta_lock(ee, record.displaced());
+            } else {
+                (*next).set_displaced(record.displaced());
+                self.release_and_invite(ee, &*next);
+            }
+            ee.recycle_lock_record(record);
+        }
+    }
+
+    /// monitorExitSlow (Fig. 7, right): leaves the word WAITERS with `head`
+    /// first and invites the first thread of the queue that waits to enter.
+    ///
+    /// # Safety
+    /// We hold the meta-lock; `head` is the record that heads the queue once
+    /// the monitor is released.
+    unsafe fn release_and_invite(&self, ee: &ExecEnv, head: &LockRecord) {
+        // SAFETY: caller's contract.
+        let invited = unsafe { first_contender(head) };
+        if let Some(invited) = invited {
+            // Release pairs with the Acquire load in `enter_contended`.
+            invited.monitor_signal.store(true, Ordering::Release);
+        }
+        self.release_meta_lock(ee, head as *const LockRecord as usize | WAITERS);
+        if let Some(invited) = invited {
+            invited.parker.unpark();
+        }
+    }
+
+    /// Panics, releasing the meta-lock first, unless `record` owns the
+    /// monitor in `bits`. Guards make this impossible from safe code; it
+    /// guards the crate's own invariants.
+    #[inline]
+    fn check_owner(&self, ee: &ExecEnv, bits: usize, record: &LockRecord, op: &str) {
+        if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
+            self.release_meta_lock(ee, bits);
+            panic!("metalock: {op} by a thread that does not own the monitor");
+        }
+    }
+
+    /// monitorWait (Fig. 8, left). Returns whether the deadline passed before
+    /// a notification.
+    fn wait(&self, record: &'static LockRecord, deadline: Option<Instant>) -> bool {
+        // SAFETY: EEs live forever; the owner's thread is calling.
+        let ee = unsafe { &*record.owner() };
+        let bits = self.get_meta_lock(ee);
+        self.check_owner(ee, bits, record, "wait");
+        // SAFETY: we hold the meta-lock and own the monitor. Our record stays
+        // at the head of the queue, keeping its count and the payload.
+        unsafe {
+            record.set_waiting_for_notify(true);
+            // Relaxed: see `enter_contended`.
+            ee.monitor_signal.store(false, Ordering::Relaxed);
+            self.release_and_invite(ee, record);
+        }
+        // Acquire: see `enter_contended`.
+        while !ee.monitor_signal.load(Ordering::Acquire) {
+            if ee.parker.park(deadline) {
+                break;
+            }
+        }
+        let bits = self.get_meta_lock(ee);
+        // SAFETY: we hold the meta-lock and our record is in the queue.
+        unsafe {
+            let timed_out = record.waiting_for_notify();
+            record.set_waiting_for_notify(false);
+            self.enter_contended(ee, record, bits);
+            timed_out
+        }
+    }
+
+    /// notifyOneOrAll (Fig. 8, right). Returns how many waiters it marked.
+    fn notify(&self, record: &'static LockRecord, all: bool) -> usize {
+        // Relaxed: we own the monitor, so only the summary bit can change
+        // under us, and a clear bit means an empty queue (nothing to notify).
+        if EXTRA_FAST && self.word.load(Ordering::Relaxed) == locked_bits(record) {
+            return 0;
+        }
+        // SAFETY: EEs live forever; the owner's thread is calling.
+        let ee = unsafe { &*record.owner() };
+        let bits = self.get_meta_lock(ee);
+        self.check_owner(ee, bits, record, "notify");
+        let mut marked = 0;
+        // SAFETY: we hold the meta-lock; the queue's records are ours to
+        // change.
+        unsafe {
+            let mut q = record.queue();
+            while let Some(r) = q.as_ref() {
+                if r.waiting_for_notify() {
+                    r.set_waiting_for_notify(false);
+                    marked += 1;
+                    if !all {
+                        break;
+                    }
+                }
+                q = r.queue();
+            }
+        }
+        self.release_meta_lock(ee, bits);
+        marked
+    }
+}
+
+/// The panic message of a non-reentrant enter by the owner.
+pub(crate) const REENTERED: &str = "metalock: Synchronized::lock called by the thread that \
+    already holds it; a Synchronized is not reentrant, because two guards would give two \
+    `&mut` to the same value";
+
+/// Whether `bits` is LOCKED by a record of `ee`.
+#[inline(always)]
+fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
+    // SAFETY: a LOCKED word points at a live record; `owner` is immutable.
+    state(bits) == LOCKED && ptr::eq(unsafe { (*record_of(bits)).owner() }, ee)
+}
+
+/// Appends `record` to the queue headed by `head` (FIFO).
+///
+/// # Safety
+/// The caller holds the meta-lock of the object whose queue `head` heads.
+unsafe fn append_to_queue(head: &LockRecord, record: &LockRecord) {
+    let record = record as *const LockRecord as *mut LockRecord;
+    let mut last = head;
+    // SAFETY: caller's contract; queued records live forever.
+    unsafe {
+        while let Some(next) = last.queue().as_ref() {
+            last = next;
+        }
+        last.set_queue(record);
+    }
+}
+
+/// Removes `record` from the queue headed by `head`, where it is not first.
+///
+/// # Safety
+/// As for [`append_to_queue`].
+unsafe fn unlink_from_queue(head: *mut LockRecord, record: &LockRecord) {
+    // SAFETY: caller's contract; queued records live forever.
+    unsafe {
+        let mut prev = &*head;
+        loop {
+            let next = prev.queue();
+            assert!(
+                !next.is_null(),
+                "metalock: lock record missing from its queue"
+            );
+            if ptr::eq(next, record) {
+                prev.set_queue(record.queue());
+                return;
+            }
+            prev = &*next;
+        }
+    }
+}
+
+/// wakeupEE: the owner of the first record from `head` on that waits to
+/// enter rather than for a notification.
+///
+/// # Safety
+/// As for [`append_to_queue`].
+unsafe fn first_contender(head: &LockRecord) -> Option<&'static ExecEnv> {
+    let mut q: *const LockRecord = head;
+    // SAFETY: caller's contract; records and EEs live forever.
+    unsafe {
+        while let Some(r) = q.as_ref() {
+            if !r.waiting_for_notify() {
+                return Some(&*r.owner());
+            }
+            q = r.queue();
+        }
+    }
+    None
+}
+
+/// Whether a timed wait returned because its time ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitTimeoutResult(pub(crate) bool);
+
+impl WaitTimeoutResult {
+    /// `true` if the wait ended because the time ran out before a
+    /// notification reached this thread.
+    #[must_use]
+    pub fn timed_out(&self) -> bool {
+        self.0
+    }
+}
+
+/// One level of ownership of a monitor; dropping it leaves that level.
+///
+/// Dropping happens on every exit from the scope, panics included, so a
+/// monitor is never left held by accident (synchronization lifting, paper
+/// 004). The guard is neither `Send` nor `Sync`: a monitor belongs to the
+/// thread that entered it.
+///
+/// Invariant: `record` is the calling thread's lock record that owns the
+/// monitor of `word`, with a count of at least one level for this guard.
+#[must_use = "the monitor is released as soon as the guard is dropped"]
+pub struct MonitorGuard<'a> {
+    word: &'a MultiUseWord,
+    record: &'static LockRecord,
+    _not_send_or_sync: PhantomData<*const ()>,
+}
+
+impl<'a> MonitorGuard<'a> {
+    pub(crate) fn new(word: &'a MultiUseWord, record: &'static LockRecord) -> Self {
+        Self {
+            word,
+            record,
+            _not_send_or_sync: PhantomData,
+        }
+    }
+
+    /// The word this guard holds.
+    pub fn word(&self) -> &'a MultiUseWord {
+        self.word
+    }
+
+    /// How many levels the calling thread holds the monitor at.
+    pub fn depth(&self) -> usize {
+        // SAFETY: the guard is on the owner's thread.
+        unsafe { self.record.count() }
+    }
+
+    /// Releases the monitor fully, whatever the depth, blocks until another
+    /// thread notifies, then re-enters at the same depth. Like every
+    /// condition wait, call it in a loop that re-checks the condition.
+    pub fn wait(&mut self) {
+        self.word.wait(self.record, None);
+    }
+
+    /// As [`wait`](Self::wait), giving up after `timeout`.
+    pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+        let deadline = platform::get().now().checked_add(timeout);
+        WaitTimeoutResult(self.word.wait(self.record, deadline))
+    }
+
+    /// As [`wait`](Self::wait), giving up at `deadline`.
+    pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
+        WaitTimeoutResult(self.word.wait(self.record, Some(deadline)))
+    }
+
+    /// Marks the first thread waiting on this monitor as notified. Returns
+    /// `false` if nobody was waiting: notifications are not remembered.
+    pub fn notify_one(&self) -> bool {
+        self.word.notify(self.record, false) != 0
+    }
+
+    /// Marks every thread waiting on this monitor as notified and returns
+    /// how many there were.
+    pub fn notify_all(&self) -> usize {
+        self.word.notify(self.record, true)
+    }
+}
+
+impl Drop for MonitorGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.word.exit(self.record);
+    }
+}
+
+impl core::fmt::Debug for MonitorGuard<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MonitorGuard")
+            .field("depth", &self.depth())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Any type that embeds a [`MultiUseWord`] gets a monitor by implementing
+/// this one method.
+///
+/// ```
+/// use metalock::{Monitor, MultiUseWord};
+///
+/// struct Account {
+///     word: MultiUseWord,
+///     id: u32,
+/// }
+///
+/// impl Monitor for Account {
+///     fn multi_use_word(&self) -> &MultiUseWord {
+///         &self.word
+///     }
+/// }
+///
+/// let account = Account { word: MultiUseWord::new(), id: 7 };
+/// let id = account.synchronized(|guard| {
+///     assert_eq!(guard.depth(), 1);
+///     account.id
+/// });
+/// assert_eq!(id, 7);
+/// ```
+pub trait Monitor {
+    /// The word that holds this object's monitor.
+    fn multi_use_word(&self) -> &MultiUseWord;
+
+    /// Enters the object's monitor; see [`MultiUseWord::lock`].
+    fn lock(&self) -> MonitorGuard<'_> {
+        self.multi_use_word().lock()
+    }
+
+    /// Enters the object's monitor if it is free or already ours; see
+    /// [`MultiUseWord::try_lock`].
+    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        self.multi_use_word().try_lock()
+    }
+
+    /// Runs `f` inside the object's monitor, like Java's `synchronized`
+    /// block; the monitor is released however `f` ends.
+    fn synchronized<R>(&self, f: impl FnOnce(&mut MonitorGuard<'_>) -> R) -> R {
+        let mut guard = self.lock();
+        f(&mut guard)
+    }
+}
+
+impl Monitor for MultiUseWord {
+    fn multi_use_word(&self) -> &MultiUseWord {
+        self
+    }
+}

@@ -1,0 +1,206 @@
+//! The seam between the algorithm and the operating system.
+//!
+//! Everything the crate needs from the system is here: blocking the current
+//! thread on an address until another thread wakes it (with an optional
+//! deadline), yielding, a monotonic clock and, without `std`, the current
+//! thread's execution-environment slot. With the default `std` feature the
+//! crate supplies [`StdPlatform`] and nothing needs configuring; with
+//! `default-features = false` a user registers a `&'static dyn Platform` once
+//! with [`set_platform`] before the first lock.
+
+use core::sync::atomic::{AtomicU32, AtomicUsize};
+#[cfg(not(feature = "std"))]
+use core::time::Duration;
+
+/// A point on the platform's monotonic clock.
+///
+/// With `std` this is [`std::time::Instant`].
+#[cfg(feature = "std")]
+pub use std::time::Instant;
+
+/// A point on the platform's monotonic clock: the time elapsed since an
+/// arbitrary, fixed origin chosen by the [`Platform`].
+#[cfg(not(feature = "std"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(Duration);
+
+#[cfg(not(feature = "std"))]
+impl Instant {
+    /// Builds an instant `since_origin` after the platform clock's origin.
+    pub const fn from_duration_since_origin(since_origin: Duration) -> Self {
+        Self(since_origin)
+    }
+
+    /// The current time of the registered platform's clock.
+    ///
+    /// # Panics
+    ///
+    /// If no platform has been registered with [`set_platform`].
+    pub fn now() -> Self {
+        get().now()
+    }
+
+    /// `self + duration`, or `None` if that overflows.
+    pub fn checked_add(&self, duration: Duration) -> Option<Self> {
+        self.0.checked_add(duration).map(Self)
+    }
+
+    /// Time from `earlier` to `self`, zero if `earlier` is later.
+    pub fn saturating_duration_since(&self, earlier: Self) -> Duration {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+/// What the crate needs from the system it runs on.
+///
+/// # Safety
+///
+/// An implementation promises that:
+/// - `wait` returns only after `wake` was called on the same address, after
+///   `deadline` passed, or spuriously; it never blocks forever once a `wake`
+///   on that address has happened after the value changed;
+/// - `now` is monotonic: it never returns an instant earlier than one it
+///   returned before, on any thread;
+/// - `current_thread_slot` (only used without `std`) returns a slot that
+///   belongs to the calling thread alone, starts at zero, and stays valid for
+///   as long as that thread runs.
+pub unsafe trait Platform: Sync {
+    /// Blocks the calling thread while `*word == expected`, until `wake` is
+    /// called on `word`, `deadline` passes, or spuriously. Returns at once if
+    /// the value is not `expected`.
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>);
+
+    /// Wakes every thread blocked in `wait` on `word`.
+    fn wake(&self, word: &AtomicU32);
+
+    /// Offers the processor to another thread.
+    fn yield_now(&self);
+
+    /// The current time of a monotonic clock.
+    fn now(&self) -> Instant;
+
+    /// The calling thread's word of storage for its execution environment.
+    ///
+    /// Only called when the crate is built without `std`, where there are no
+    /// thread-locals to keep it in. The default panics.
+    fn current_thread_slot(&self) -> &AtomicUsize {
+        panic!(
+            "metalock: this Platform does not implement current_thread_slot, required without std"
+        )
+    }
+}
+
+/// The platform of every `std` target: threads block through
+/// `parking_lot_core`'s address-keyed parking lot.
+#[cfg(feature = "std")]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdPlatform;
+
+#[cfg(feature = "std")]
+// SAFETY: `parking_lot_core::park` validates `*word == expected` under its
+// bucket lock and `unpark_all` takes the same lock, so a wake that follows a
+// change of the value is never missed; `std::time::Instant` is monotonic. The
+// thread slot is not used with std.
+unsafe impl Platform for StdPlatform {
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        use core::sync::atomic::Ordering;
+        let key = word as *const AtomicU32 as usize;
+        // SAFETY: the key is the address of an atomic owned by this crate's
+        // parker, so no other user of the parking lot parks on it; the
+        // closures neither panic nor call back into the parking lot.
+        unsafe {
+            parking_lot_core::park(
+                key,
+                // Relaxed: the parker's own compare-exchanges order the data.
+                || word.load(Ordering::Relaxed) == expected,
+                || {},
+                |_, _| {},
+                parking_lot_core::DEFAULT_PARK_TOKEN,
+                deadline,
+            );
+        }
+    }
+
+    fn wake(&self, word: &AtomicU32) {
+        let key = word as *const AtomicU32 as usize;
+        // SAFETY: see `wait`: the key belongs to this crate's parker.
+        unsafe {
+            parking_lot_core::unpark_all(key, parking_lot_core::DEFAULT_UNPARK_TOKEN);
+        }
+    }
+
+    fn yield_now(&self) {
+        std::thread::yield_now();
+    }
+
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// The platform in use.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn get() -> &'static dyn Platform {
+    &StdPlatform
+}
+
+#[cfg(not(feature = "std"))]
+mod registry {
+    use super::Platform;
+    use core::sync::atomic::{AtomicPtr, Ordering};
+
+    /// Points at a leaked-forever `&'static dyn Platform` (a thin pointer to
+    /// the fat one), null until `set_platform` succeeds; written once.
+    static PLATFORM: AtomicPtr<&'static dyn Platform> = AtomicPtr::new(core::ptr::null_mut());
+
+    /// Why [`set_platform`] refused.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct PlatformAlreadySet;
+
+    impl core::fmt::Display for PlatformAlreadySet {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str(
+                "metalock: a platform is already registered; set_platform may succeed only once",
+            )
+        }
+    }
+
+    /// Registers the platform the crate runs on. Call it once, before the
+    /// first lock; later calls are refused.
+    pub fn set_platform(
+        platform: &'static &'static dyn Platform,
+    ) -> Result<(), PlatformAlreadySet> {
+        let ptr = platform as *const &'static dyn Platform as *mut &'static dyn Platform;
+        // AcqRel pairs with the Acquire load in `get`: a thread that sees the
+        // pointer sees the platform it points to.
+        PLATFORM
+            .compare_exchange(
+                core::ptr::null_mut(),
+                ptr,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .map(|_| ())
+            .map_err(|_| PlatformAlreadySet)
+    }
+
+    #[inline]
+    pub(crate) fn get() -> &'static dyn Platform {
+        // Acquire pairs with the AcqRel exchange in `set_platform`.
+        let ptr = PLATFORM.load(Ordering::Acquire);
+        assert!(
+            !ptr.is_null(),
+            "metalock: no platform registered; without the `std` feature call \
+             metalock::platform::set_platform before the first lock"
+        );
+        // SAFETY: a non-null pointer came from a `&'static &'static dyn
+        // Platform` in `set_platform` and is never changed again.
+        unsafe { *ptr }
+    }
+}
+
+#[cfg(not(feature = "std"))]
+pub(crate) use registry::get;
+#[cfg(not(feature = "std"))]
+pub use registry::{PlatformAlreadySet, set_platform};

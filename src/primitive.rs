@@ -1,0 +1,178 @@
+//! The one place where the crate picks its concurrency primitives.
+//!
+//! Everything in `src/` takes atomics, cells, thread-locals and blocking from
+//! here. Under `--cfg loom` they come from [loom], so the crate's own models and
+//! the models of users who embed a `MultiUseWord` see every interleaving; in a
+//! normal build they are the `core` atomics, a zero-cost `UnsafeCell` wrapper
+//! with loom's closure API, and a parker built on the platform's
+//! wait-on-address primitive.
+//!
+//! [loom]: https://docs.rs/loom
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+#[cfg(all(loom, feature = "std"))]
+pub(crate) use loom::thread_local;
+
+#[cfg(all(not(loom), feature = "std"))]
+pub(crate) use std::thread_local;
+
+/// `core::cell::UnsafeCell` with loom's access API, so that code written
+/// against loom's checked cell compiles unchanged in a normal build.
+#[cfg(not(loom))]
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct UnsafeCell<T: ?Sized>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) const fn new(value: T) -> Self {
+        Self(core::cell::UnsafeCell::new(value))
+    }
+
+    #[inline(always)]
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
+
+#[cfg(not(loom))]
+impl<T: ?Sized> UnsafeCell<T> {
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+pub(crate) use parker::Parker;
+
+/// A one-token parker, the blocking primitive of every slow path.
+///
+/// `unpark` makes the token available; `park` consumes it, blocking until it
+/// is there. A token that arrives before the `park` is not lost. `park` may
+/// also return spuriously, so every caller parks in a loop that re-checks its
+/// own condition: this is what makes a stale `unpark` (aimed at a thread that
+/// has moved on) harmless.
+#[cfg(not(loom))]
+mod parker {
+    use super::{AtomicU32, Ordering};
+    use crate::platform::{self, Instant};
+
+    const EMPTY: u32 = 0;
+    const NOTIFIED: u32 = 1;
+    const PARKED: u32 = 2;
+
+    /// Invariant: only the thread that owns the execution environment
+    /// containing this parker calls `park`; any thread may call `unpark`.
+    #[derive(Debug)]
+    pub(crate) struct Parker {
+        state: AtomicU32,
+    }
+
+    impl Parker {
+        pub(crate) const fn new() -> Self {
+            Self {
+                state: AtomicU32::new(EMPTY),
+            }
+        }
+
+        /// Blocks until the token is available or `deadline` passes.
+        /// Returns `true` only when the deadline passed without a token.
+        pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
+            // Acquire pairs with the Release swap in `unpark`: what the
+            // unparker wrote before unparking is visible after we return.
+            if self
+                .state
+                .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return false;
+            }
+            if self
+                .state
+                .compare_exchange(EMPTY, PARKED, Ordering::Acquire, Ordering::Acquire)
+                .is_err()
+            {
+                // The only other value is NOTIFIED: an unpark slipped in.
+                self.state.store(EMPTY, Ordering::Relaxed);
+                return false;
+            }
+            let platform = platform::get();
+            loop {
+                platform.wait(&self.state, PARKED, deadline);
+                if self
+                    .state
+                    .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return false;
+                }
+                if deadline.is_some_and(|deadline| platform.now() >= deadline) {
+                    return self.state.swap(EMPTY, Ordering::Acquire) != NOTIFIED;
+                }
+            }
+        }
+
+        pub(crate) fn unpark(&self) {
+            // Release pairs with the Acquire in `park`.
+            if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
+                platform::get().wake(&self.state);
+            }
+        }
+    }
+}
+
+#[cfg(loom)]
+mod parker {
+    use crate::platform::Instant;
+    use loom::sync::{Condvar, Mutex};
+
+    /// Under loom the token lives in a loom mutex with a condition variable,
+    /// whose semantics loom models exactly (its thread park does not keep a
+    /// token for a thread that is blocked elsewhere). A timed park models the
+    /// timeout firing at the worst moment: it never blocks and reports a
+    /// timeout unless the token is there.
+    ///
+    /// Invariant: only the thread that owns the EE parks on it.
+    #[derive(Debug)]
+    pub(crate) struct Parker {
+        token: Mutex<bool>,
+        condvar: Condvar,
+    }
+
+    impl Parker {
+        pub(crate) fn new() -> Self {
+            Self {
+                token: Mutex::new(false),
+                condvar: Condvar::new(),
+            }
+        }
+
+        pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
+            let mut token = self.token.lock().unwrap();
+            if deadline.is_none() {
+                while !*token {
+                    token = self.condvar.wait(token).unwrap();
+                }
+            }
+            !core::mem::replace(&mut *token, false)
+        }
+
+        pub(crate) fn unpark(&self) {
+            *self.token.lock().unwrap() = true;
+            self.condvar.notify_one();
+        }
+    }
+}

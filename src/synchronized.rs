@@ -1,0 +1,296 @@
+//! `Synchronized<T>`: a value reachable only through its monitor.
+//!
+//! # Why this is sound
+//!
+//! A guard hands out `&mut T`, so at any moment at most one live guard may
+//! exist for a `Synchronized`, and nobody else may read the value while one
+//! does. Java monitors are reentrant and `wait` releases every level, which
+//! would break both: a second guard on the owner's thread would alias the
+//! first, and a `wait` through one guard would let another thread in while a
+//! sibling guard still hands out `&mut T`. The rules that rule this out:
+//!
+//! 1. **No reentry.** [`Synchronized::lock`] by the thread that holds the
+//!    monitor panics, and [`Synchronized::try_lock`] returns `None`. So a
+//!    thread holds a `Synchronized` at depth 1, through exactly one guard.
+//! 2. **The word stays private.** `Synchronized` neither implements
+//!    [`Monitor`](crate::Monitor) nor exposes its word, so the reentrant raw
+//!    monitor cannot be used to reach depth 2 behind the guard's back.
+//! 3. **Waiting borrows the guard.** `wait*` take `&mut self`, so no
+//!    reference obtained from the guard lives across the wait, while the
+//!    monitor belongs to other threads.
+//! 4. **Guards stay home.** Guards are neither `Send` nor `Sync`: the monitor
+//!    is owned by the thread that entered it, and only that thread can release
+//!    it or reach the value through it.
+//! 5. **A forgotten guard keeps the value locked.** After `mem::forget` the
+//!    monitor stays owned; a later `lock` on the same thread panics by rule 1
+//!    instead of handing out a second `&mut T`.
+//!
+//! The raw [`MultiUseWord`] monitor gives no access to data, so it keeps the
+//! full Java semantics: reentrant, and `wait` at any depth.
+//!
+//! What the type system rules out does not compile:
+//!
+//! ```compile_fail
+//! let s = metalock::Synchronized::new(0);
+//! let guard = s.lock();
+//! std::thread::spawn(move || drop(guard)); // guards are not Send
+//! ```
+//!
+//! ```compile_fail
+//! let s = metalock::Synchronized::new(0);
+//! let mut guard = s.lock();
+//! let value: &mut i32 = &mut guard;
+//! guard.wait(); // `value` would outlive the release of the monitor
+//! *value += 1;
+//! ```
+//!
+//! ```compile_fail
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = metalock::Synchronized::new(0);
+//! let guard = s.lock();
+//! shared(&guard); // guards are not Sync
+//! ```
+
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+use core::time::Duration;
+
+use crate::exec_env::ExecEnv;
+use crate::monitor::{MonitorGuard, WaitTimeoutResult};
+use crate::platform::{self, Instant};
+use crate::primitive::UnsafeCell;
+use crate::word::MultiUseWord;
+
+/// A value of type `T` protected by a one-word monitor: reach it through
+/// [`lock`](Self::lock), and use the guard's `wait` and `notify` methods to
+/// coordinate with other threads, as with a Java `synchronized` object.
+///
+/// ```
+/// use metalock::Synchronized;
+/// use std::{sync::Arc, thread};
+///
+/// let queue = Arc::new(Synchronized::new(Vec::new()));
+/// let consumer = {
+///     let queue = Arc::clone(&queue);
+///     thread::spawn(move || {
+///         let mut items = queue.lock();
+///         items.wait_while(|items| items.is_empty());
+///         items.pop().unwrap()
+///     })
+/// };
+/// {
+///     let mut items = queue.lock();
+///     items.push(42);
+///     items.notify_all();
+/// }
+/// assert_eq!(consumer.join().unwrap(), 42);
+/// ```
+///
+/// Unlike the raw [`MultiUseWord`] monitor it is not reentrant: see the
+/// [module documentation](crate::synchronized) for the rules that keep it
+/// sound.
+///
+/// Invariant: `value` is only accessed by the thread that owns `word`'s
+/// monitor, through its single guard, or through `&mut self`.
+pub struct Synchronized<T: ?Sized> {
+    word: MultiUseWord,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: moving a `Synchronized` to another thread moves the value.
+unsafe impl<T: ?Sized + Send> Send for Synchronized<T> {}
+// SAFETY: sharing it lets other threads reach the value only through the
+// monitor, one thread at a time; the value moves between threads, so it must
+// be Send, as for `std::sync::Mutex`.
+unsafe impl<T: ?Sized + Send> Sync for Synchronized<T> {}
+
+impl<T> Synchronized<T> {
+    /// Wraps `value`, unlocked.
+    #[cfg(not(loom))]
+    pub const fn new(value: T) -> Self {
+        Self {
+            word: MultiUseWord::new(),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Wraps `value`, unlocked.
+    #[cfg(loom)]
+    pub fn new(value: T) -> Self {
+        Self {
+            word: MultiUseWord::new(),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Unwraps the value.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+}
+
+impl<T: ?Sized> Synchronized<T> {
+    /// Enters the monitor, blocking while another thread holds it, and
+    /// returns the guard through which the value is reached.
+    ///
+    /// # Panics
+    ///
+    /// If the calling thread holds this monitor already (a `Synchronized` is
+    /// not reentrant; see the module documentation).
+    #[inline]
+    pub fn lock(&self) -> SynchronizedGuard<'_, T> {
+        let record = self.word.enter::<false>(ExecEnv::current());
+        SynchronizedGuard {
+            monitor: MonitorGuard::new(&self.word, record),
+            value: &self.value,
+        }
+    }
+
+    /// Enters the monitor if it is free; `None` if another thread holds it or
+    /// the calling thread does.
+    #[inline]
+    pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
+        let record = self.word.try_enter::<false>(ExecEnv::current())?;
+        Some(SynchronizedGuard {
+            monitor: MonitorGuard::new(&self.word, record),
+            value: &self.value,
+        })
+    }
+
+    /// Whether some thread holds the monitor now (a snapshot).
+    pub fn is_locked(&self) -> bool {
+        self.word.is_locked()
+    }
+
+    /// Whether the calling thread holds the monitor.
+    pub fn is_held_by_current_thread(&self) -> bool {
+        self.word.is_held_by_current_thread()
+    }
+
+    /// The value, without locking: `&mut self` proves nobody else can reach
+    /// it.
+    pub fn get_mut(&mut self) -> &mut T {
+        // SAFETY: `&mut self` excludes every guard and every other access.
+        self.value.with_mut(|value| unsafe { &mut *value })
+    }
+}
+
+impl<T: Default> Default for Synchronized<T> {
+    fn default() -> Self {
+        Self::new(T::default())
+    }
+}
+
+impl<T> From<T> for Synchronized<T> {
+    fn from(value: T) -> Self {
+        Self::new(value)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Synchronized<T> {
+    /// Shows the value if the monitor is free; never blocks, so formatting a
+    /// `Synchronized` that this or another thread holds prints `<locked>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Synchronized");
+        match self.try_lock() {
+            Some(guard) => d.field("value", &&*guard),
+            None => d.field("value", &format_args!("<locked>")),
+        };
+        d.finish()
+    }
+}
+
+/// Exclusive access to the value of a [`Synchronized`], and to its monitor's
+/// `wait` and `notify`. Dropping the guard releases the monitor, on every
+/// exit from its scope, panics included.
+///
+/// Invariant: `monitor` owns the monitor of the `Synchronized` that `value`
+/// belongs to, at depth 1.
+#[must_use = "the monitor is released as soon as the guard is dropped"]
+pub struct SynchronizedGuard<'a, T: ?Sized> {
+    monitor: MonitorGuard<'a>,
+    value: &'a UnsafeCell<T>,
+}
+
+impl<T: ?Sized> SynchronizedGuard<'_, T> {
+    /// Releases the monitor, blocks until another thread notifies, and
+    /// re-enters. Call it in a loop that re-checks the condition, or use
+    /// [`wait_while`](Self::wait_while).
+    pub fn wait(&mut self) {
+        self.monitor.wait();
+    }
+
+    /// As [`wait`](Self::wait), giving up after `timeout`.
+    pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+        self.monitor.wait_for(timeout)
+    }
+
+    /// As [`wait`](Self::wait), giving up at `deadline`.
+    pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
+        self.monitor.wait_until(deadline)
+    }
+
+    /// Waits while `condition` holds for the value, re-checking it after
+    /// every wake-up.
+    pub fn wait_while(&mut self, mut condition: impl FnMut(&mut T) -> bool) {
+        while condition(self) {
+            self.wait();
+        }
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up after `timeout`. The
+    /// result is timed out if the condition still held when time ran out.
+    pub fn wait_while_for(
+        &mut self,
+        mut condition: impl FnMut(&mut T) -> bool,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
+        let deadline = platform::get().now().checked_add(timeout);
+        while condition(self) {
+            let timed_out = match deadline {
+                Some(deadline) => self.wait_until(deadline).timed_out(),
+                None => {
+                    self.wait();
+                    false
+                }
+            };
+            if timed_out {
+                return WaitTimeoutResult(condition(self));
+            }
+        }
+        WaitTimeoutResult(false)
+    }
+
+    /// Marks the first waiting thread as notified; `false` if none waited.
+    pub fn notify_one(&self) -> bool {
+        self.monitor.notify_one()
+    }
+
+    /// Marks every waiting thread as notified; returns how many.
+    pub fn notify_all(&self) -> usize {
+        self.monitor.notify_all()
+    }
+}
+
+impl<T: ?Sized> Deref for SynchronizedGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the guard owns the monitor (type invariant), so no other
+        // access to the value exists while the guard is borrowed.
+        self.value.with(|value| unsafe { &*value })
+    }
+}
+
+impl<T: ?Sized> DerefMut for SynchronizedGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this access unique.
+        self.value.with_mut(|value| unsafe { &mut *value })
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for SynchronizedGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}

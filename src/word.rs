@@ -1,0 +1,240 @@
+//! The multi-use word: one atomic machine word per object, holding the lock
+//! state in its two low bits and, depending on that state, the user's payload,
+//! a lock-record pointer or an execution environment (paper 000, Fig. 2).
+
+use core::fmt;
+
+use crate::arch::Word;
+use crate::exec_env::ExecEnv;
+use crate::lock_record::LockRecord;
+use crate::primitive::Ordering;
+
+/// The lock state, in the two low bits of the word.
+pub(crate) const STATE_MASK: usize = 0b11;
+/// Nobody synchronizes on the object; the high bits are the user's payload.
+pub(crate) const NEUTRAL: usize = 0b00;
+/// A thread holds the monitor; the high bits point at its lock record, the
+/// first of the object's queue.
+pub(crate) const LOCKED: usize = 0b01;
+/// Nobody holds the monitor but threads are queued (to enter, or waiting for
+/// a notification); the high bits point at the first lock record.
+pub(crate) const WAITERS: usize = 0b10;
+/// The meta-lock is held; the high bits are the execution environment of the
+/// thread that swapped last.
+pub(crate) const BUSY: usize = 0b11;
+/// In LOCKED: set when the first record's queue may be non-empty or its
+/// displaced payload may have changed, so that an unlock must go through the
+/// meta-lock. Clear means neither happened since the monitor was entered
+/// (paper 000, section 5.2).
+pub(crate) const QUEUE_SUMMARY: usize = 0b100;
+/// The pointer bits of LOCKED, WAITERS and BUSY words.
+pub(crate) const POINTER_MASK: usize = !0b111;
+/// Where the payload starts in a NEUTRAL word.
+const PAYLOAD_SHIFT: u32 = 3;
+
+#[inline(always)]
+pub(crate) const fn state(bits: usize) -> usize {
+    bits & STATE_MASK
+}
+
+/// The lock record a LOCKED or WAITERS word points at.
+#[inline(always)]
+pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
+    (bits & POINTER_MASK) as *mut LockRecord
+}
+
+/// The execution environment a BUSY word names.
+#[inline(always)]
+pub(crate) fn busy_ee(bits: usize) -> *const ExecEnv {
+    (bits & POINTER_MASK) as *const ExecEnv
+}
+
+/// The NEUTRAL word that carries `payload`.
+#[inline(always)]
+pub(crate) const fn neutral_bits(payload: usize) -> usize {
+    payload << PAYLOAD_SHIFT
+}
+
+/// The payload a NEUTRAL word carries.
+#[inline(always)]
+pub(crate) const fn payload_of(neutral: usize) -> usize {
+    neutral >> PAYLOAD_SHIFT
+}
+
+/// One machine word that gives the object embedding it a monitor: a reentrant
+/// lock with `wait`, `notify_one` and `notify_all`, like every Java object.
+///
+/// While nobody synchronizes on the object the word holds a payload of
+/// [`PAYLOAD_BITS`](Self::PAYLOAD_BITS) bits that belongs to the user (a hash,
+/// a tag, flags). While the object is locked or has waiters the payload is
+/// displaced into a lock record; [`payload`](Self::payload) and
+/// [`set_payload`](Self::set_payload) keep working, and the payload is back
+/// in the word, unchanged, when synchronization ends.
+///
+/// | low bits | state | the other bits |
+/// |---|---|---|
+/// | `00` | NEUTRAL | the payload, shifted left by 3 |
+/// | `01` | LOCKED | the owner's lock record (bit 2: queue summary) |
+/// | `10` | WAITERS | the first queued lock record |
+/// | `11` | BUSY | the execution environment that swapped last |
+///
+/// Invariant: the word's value is always one of the four forms above; only
+/// the meta-lock holder (or the extra-fast path, by one compare-and-swap from
+/// NEUTRAL or back to it) changes a non-BUSY word.
+pub struct MultiUseWord {
+    pub(crate) word: Word,
+}
+
+const _: () = assert!(core::mem::size_of::<MultiUseWord>() == core::mem::size_of::<usize>());
+
+impl MultiUseWord {
+    /// Bits of payload a word carries.
+    pub const PAYLOAD_BITS: u32 = usize::BITS - PAYLOAD_SHIFT;
+
+    /// The largest payload a word carries.
+    pub const MAX_PAYLOAD: usize = usize::MAX >> PAYLOAD_SHIFT;
+
+    /// A word with payload 0, unlocked.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Self {
+            word: Word::new(NEUTRAL),
+        }
+    }
+
+    /// A word with payload 0, unlocked.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self {
+            word: Word::new(NEUTRAL),
+        }
+    }
+
+    /// A word carrying `payload`, unlocked.
+    ///
+    /// # Panics
+    ///
+    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS): the
+    /// payload is never silently truncated.
+    #[cfg(not(loom))]
+    pub const fn with_payload(payload: usize) -> Self {
+        assert!(
+            payload <= Self::MAX_PAYLOAD,
+            "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
+        );
+        Self {
+            word: Word::new(neutral_bits(payload)),
+        }
+    }
+
+    /// A word carrying `payload`, unlocked.
+    ///
+    /// # Panics
+    ///
+    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+    #[cfg(loom)]
+    pub fn with_payload(payload: usize) -> Self {
+        check_payload(payload);
+        Self {
+            word: Word::new(neutral_bits(payload)),
+        }
+    }
+
+    /// The payload, whatever the lock state.
+    ///
+    /// When the object is unlocked this is one load; otherwise the payload is
+    /// read from the lock record it is displaced into, under the meta-lock.
+    pub fn payload(&self) -> usize {
+        // Acquire pairs with the Release that wrote the word (a meta-lock
+        // release or `set_payload`'s compare-and-swap).
+        let bits = self.word.load(Ordering::Acquire);
+        if state(bits) == NEUTRAL {
+            return payload_of(bits);
+        }
+        let ee = ExecEnv::current();
+        let bits = self.get_meta_lock(ee);
+        let neutral = if state(bits) == NEUTRAL {
+            bits
+        } else {
+            // SAFETY: a LOCKED or WAITERS word points at the first record of
+            // the object's queue, which holds the displaced payload and is
+            // not recycled while we hold the meta-lock.
+            unsafe { (*record_of(bits)).displaced() }
+        };
+        self.release_meta_lock(ee, bits);
+        payload_of(neutral)
+    }
+
+    /// Replaces the payload, whatever the lock state.
+    ///
+    /// # Panics
+    ///
+    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+    pub fn set_payload(&self, payload: usize) {
+        check_payload(payload);
+        let new = neutral_bits(payload);
+        // Relaxed: a failed attempt only tells us which path to take.
+        let mut bits = self.word.load(Ordering::Relaxed);
+        while state(bits) == NEUTRAL {
+            // Release pairs with the Acquire of `payload` and of the lock
+            // paths that read the word.
+            match self
+                .word
+                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => bits = actual,
+            }
+        }
+        let ee = ExecEnv::current();
+        let bits = self.get_meta_lock(ee);
+        let release = match state(bits) {
+            NEUTRAL => new,
+            s => {
+                // SAFETY: as in `payload`, the first record is reachable and
+                // stable under the meta-lock.
+                unsafe { (*record_of(bits)).set_displaced(new) };
+                // The owner's fused unlock must not restore the old payload.
+                if s == LOCKED {
+                    bits | QUEUE_SUMMARY
+                } else {
+                    bits
+                }
+            }
+        };
+        self.release_meta_lock(ee, release);
+    }
+}
+
+/// Panics unless `payload` fits in the word.
+#[inline]
+fn check_payload(payload: usize) {
+    assert!(
+        payload <= MultiUseWord::MAX_PAYLOAD,
+        "metalock: payload {payload:#x} is wider than MultiUseWord::PAYLOAD_BITS ({} bits)",
+        MultiUseWord::PAYLOAD_BITS
+    );
+}
+
+impl Default for MultiUseWord {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for MultiUseWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display only.
+        let bits = self.word.load(Ordering::Relaxed);
+        let state = match state(bits) {
+            NEUTRAL => "NEUTRAL",
+            LOCKED => "LOCKED",
+            WAITERS => "WAITERS",
+            _ => "BUSY",
+        };
+        f.debug_struct("MultiUseWord")
+            .field("state", &state)
+            .field("payload", &self.payload())
+            .finish()
+    }
+}
