@@ -59,6 +59,12 @@ pub(crate) struct ExecEnv {
     pub(crate) records_out: UnsafeCell<usize>,
     /// Thread-owned: size of the next refill of the free list.
     pub(crate) next_batch: UnsafeCell<usize>,
+    /// Event counters of the threads bound to this EE.
+    #[cfg(all(feature = "stats", not(loom)))]
+    pub(crate) stats: crate::stats::ThreadStats,
+    /// Link in the list of all EEs that statistics walk.
+    #[cfg(all(feature = "stats", not(loom)))]
+    pub(crate) stats_next: core::sync::atomic::AtomicPtr<ExecEnv>,
     /// Link in the global pool, under the pool's lock.
     #[cfg(not(loom))]
     pool_next: UnsafeCell<*const ExecEnv>,
@@ -85,6 +91,10 @@ impl ExecEnv {
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),
             next_batch: UnsafeCell::new(crate::lock_record::FIRST_BATCH),
+            #[cfg(all(feature = "stats", not(loom)))]
+            stats: crate::stats::ThreadStats::new(),
+            #[cfg(all(feature = "stats", not(loom)))]
+            stats_next: core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
             #[cfg(not(loom))]
             pool_next: UnsafeCell::new(ptr::null()),
         }
@@ -94,6 +104,8 @@ impl ExecEnv {
     fn allocate() -> &'static ExecEnv {
         let padded: &'static CachePadded<ExecEnv> =
             alloc::boxed::Box::leak(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
+        #[cfg(all(feature = "stats", not(loom)))]
+        crate::stats::register(padded);
         padded
     }
 

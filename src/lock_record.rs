@@ -199,6 +199,7 @@ impl ExecEnv {
                 .collect::<alloc::vec::Vec<_>>(),
         );
         RECORDS_ALLOCATED.fetch_add(n, core::sync::atomic::Ordering::Relaxed);
+        count!(self, lock_records_allocated, n);
         let first = batch.as_mut_ptr();
         for i in 1..n {
             let next: *mut LockRecord = &mut batch[i];

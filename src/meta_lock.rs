@@ -70,6 +70,7 @@ impl MultiUseWord {
     /// BUSY (Fig. 11).
     #[inline]
     pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+        count!(ee, get_meta_lock);
         let lock_bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
         if state(lock_bits) != BUSY {
             lock_bits
@@ -109,6 +110,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
         !core::ptr::eq(pred, ee),
         "metalock: a thread asked for a meta-lock it already holds (deadlock)"
     );
+    count!(ee, get_meta_lock_slow);
     hooks::fire(hooks::HandoffEvent::SuccessorQueued);
     let me = ee as *const ExecEnv as usize;
     // AcqRel: Release publishes our EE to the predecessor; Acquire (also on

@@ -98,7 +98,10 @@ impl MultiUseWord {
     pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => record,
-            None => self.enter_slow::<REENTRANT>(ee),
+            None => {
+                count!(ee, extra_fast_misses);
+                self.enter_slow::<REENTRANT>(ee)
+            }
         }
     }
 
@@ -161,7 +164,10 @@ impl MultiUseWord {
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some(record),
+                Ok(_) => {
+                    count!(ee, extra_fast_hits);
+                    return Some(record);
+                }
                 // SAFETY: the record was never published.
                 Err(_) => unsafe { ee.recycle_lock_record(record) },
             }
@@ -244,6 +250,9 @@ impl MultiUseWord {
         record: &'static LockRecord,
         mut bits: usize,
     ) -> &'static LockRecord {
+        if state(bits) == LOCKED {
+            count!(ee, blocking_enters);
+        }
         while state(bits) == LOCKED {
             // Relaxed: the store and the inviting thread's store are both
             // made under the meta-lock, which orders them.
@@ -321,7 +330,10 @@ impl MultiUseWord {
             {
                 // SAFETY: the word no longer refers to the record and its
                 // queue was empty; it is ours.
-                unsafe { (*record.owner()).recycle_lock_record(record) };
+                let ee = unsafe { &*record.owner() };
+                count!(ee, extra_fast_hits);
+                // SAFETY: as above.
+                unsafe { ee.recycle_lock_record(record) };
                 return;
             }
         }
@@ -332,6 +344,7 @@ impl MultiUseWord {
     fn exit_slow(&self, record: &'static LockRecord) {
         // SAFETY: EEs live forever; the owner's thread is calling.
         let ee = unsafe { &*record.owner() };
+        count!(ee, extra_fast_misses);
         let bits = self.get_meta_lock(ee);
         self.check_owner(ee, bits, record, "unlock");
         // SAFETY: we hold the meta-lock and own the monitor through `record`.
@@ -388,6 +401,7 @@ impl MultiUseWord {
     fn wait(&self, record: &'static LockRecord, deadline: Option<Instant>) -> bool {
         // SAFETY: EEs live forever; the owner's thread is calling.
         let ee = unsafe { &*record.owner() };
+        count!(ee, waits);
         let bits = self.get_meta_lock(ee);
         self.check_owner(ee, bits, record, "wait");
         // SAFETY: we hold the meta-lock and own the monitor. Our record stays
@@ -416,13 +430,14 @@ impl MultiUseWord {
 
     /// notifyOneOrAll (Fig. 8, right). Returns how many waiters it marked.
     fn notify(&self, record: &'static LockRecord, all: bool) -> usize {
+        // SAFETY: EEs live forever; the owner's thread is calling.
+        let ee = unsafe { &*record.owner() };
+        count!(ee, notifies);
         // Relaxed: we own the monitor, so only the summary bit can change
         // under us, and a clear bit means an empty queue (nothing to notify).
         if EXTRA_FAST && self.word.load(Ordering::Relaxed) == locked_bits(record) {
             return 0;
         }
-        // SAFETY: EEs live forever; the owner's thread is calling.
-        let ee = unsafe { &*record.owner() };
         let bits = self.get_meta_lock(ee);
         self.check_owner(ee, bits, record, "notify");
         let mut marked = 0;

@@ -1,0 +1,59 @@
+//! The `stats` feature counts what paper 000 reports in Tables 2 and 3.
+//! One test in this binary: the counters are process-wide.
+#![cfg(feature = "stats")]
+
+use metalock::{MultiUseWord, stats};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+#[test]
+fn counters_follow_the_operations() {
+    let word = MultiUseWord::new();
+
+    let before = stats::snapshot();
+    for _ in 0..10 {
+        drop(word.lock());
+    }
+    let uncontended = stats::snapshot().since(&before);
+    if cfg!(feature = "meta-lock-only") {
+        assert_eq!(uncontended.extra_fast_hits, 0);
+        assert_eq!(uncontended.get_meta_lock, 20);
+    } else {
+        assert_eq!(uncontended.extra_fast_hits, 20, "{uncontended:?}");
+        assert_eq!(uncontended.get_meta_lock, 0, "{uncontended:?}");
+    }
+
+    let before = stats::snapshot();
+    {
+        let mut guard = word.lock();
+        assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+        assert!(!guard.notify_one());
+    }
+    let waited = stats::snapshot().since(&before);
+    assert_eq!(waited.waits, 1);
+    assert_eq!(waited.notifies, 1);
+
+    // A second thread blocks on the monitor while this one holds it.
+    let word = Arc::new(MultiUseWord::new());
+    let barrier = Arc::new(Barrier::new(2));
+    let before = stats::snapshot();
+    let guard = word.lock();
+    let contender = {
+        let (word, barrier) = (Arc::clone(&word), Arc::clone(&barrier));
+        std::thread::spawn(move || {
+            barrier.wait();
+            drop(word.lock());
+        })
+    };
+    barrier.wait();
+    while stats::snapshot().since(&before).blocking_enters == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(guard);
+    contender.join().unwrap();
+    let contended = stats::snapshot().since(&before);
+    assert_eq!(contended.blocking_enters, 1, "{contended:?}");
+    assert!(contended.extra_fast_misses >= 2, "{contended:?}");
+    assert!(stats::snapshot().lock_records_allocated >= 8);
+    println!("{}", stats::snapshot());
+}
