@@ -30,7 +30,10 @@ use core::ptr;
 use crossbeam_utils::CachePadded;
 
 use crate::lock_record::LockRecord;
-use crate::primitive::{AtomicBool, AtomicUsize, Parker, UnsafeCell};
+#[cfg(not(metalock_swap_only))]
+use crate::primitive::AtomicUsize;
+use crate::primitive::{AtomicBool, Parker, UnsafeCell};
+#[cfg(not(metalock_swap_only))]
 use crate::word::BUSY;
 
 /// The per-thread state of the meta-lock and monitor protocols.
@@ -43,11 +46,14 @@ use crate::word::BUSY;
 pub(crate) struct ExecEnv {
     /// Predecessor side of the meta-lock hand-off: `IDLE`, `BITS_FOR_GRAB`,
     /// or the address of the successor's EE (see `meta_lock`).
+    #[cfg(not(metalock_swap_only))]
     pub(crate) handoff: AtomicUsize,
     /// Release bits travelling through a hand-off.
+    #[cfg(not(metalock_swap_only))]
     pub(crate) meta_lock_bits: AtomicUsize,
     /// Successor side: set by the predecessor when `meta_lock_bits` of this
     /// EE holds the release bits.
+    #[cfg(not(metalock_swap_only))]
     pub(crate) got_meta_lock_slow: AtomicBool,
     /// Set by a monitor exit that invites this thread to re-contend.
     pub(crate) monitor_signal: AtomicBool,
@@ -83,8 +89,11 @@ const _: () = assert!(core::mem::align_of::<CachePadded<ExecEnv>>() > !crate::wo
 impl ExecEnv {
     fn new() -> Self {
         Self {
+            #[cfg(not(metalock_swap_only))]
             handoff: AtomicUsize::new(0),
+            #[cfg(not(metalock_swap_only))]
             meta_lock_bits: AtomicUsize::new(0),
+            #[cfg(not(metalock_swap_only))]
             got_meta_lock_slow: AtomicBool::new(false),
             monitor_signal: AtomicBool::new(false),
             parker: Parker::new(),
@@ -110,6 +119,7 @@ impl ExecEnv {
     }
 
     /// The word a thread swaps in to take the meta-lock: `self | BUSY`.
+    #[cfg(not(metalock_swap_only))]
     #[inline(always)]
     pub(crate) fn busy_bits(&self) -> usize {
         self as *const ExecEnv as usize | BUSY
@@ -129,64 +139,63 @@ impl ExecEnv {
     }
 }
 
+/// A test-and-set lock for the crate's rare global bookkeeping (the EE pool,
+/// the statistics list, the lock-record counter): taken when a thread starts
+/// or exits or refills its free list, and held for a few instructions, so a
+/// spin with back-off is enough. Built on a swap, which every backend has.
+pub(crate) fn with_global_lock<R>(f: impl FnOnce() -> R) -> R {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    static LOCKED: AtomicU32 = AtomicU32::new(0);
+
+    struct Unlock;
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            // Release pairs with the Acquire swap of the next holder.
+            LOCKED.store(0, Ordering::Release);
+        }
+    }
+
+    let backoff = crossbeam_utils::Backoff::new();
+    // Acquire pairs with the Release store in `Unlock`.
+    while crate::arch::swap_u32(&LOCKED, 1, Ordering::Acquire) != 0 {
+        backoff.snooze();
+    }
+    let _unlock = Unlock;
+    f()
+}
+
 #[cfg(not(loom))]
 mod pool {
-    use super::ExecEnv;
-    use crate::primitive::{AtomicBool, Ordering};
+    use super::{ExecEnv, with_global_lock};
+    use core::cell::Cell;
     use core::ptr;
-    use crossbeam_utils::Backoff;
 
-    /// A stack of EEs whose threads exited, guarded by a test-and-set lock.
-    /// The lock is only taken when a thread starts or exits, so it is held
-    /// for a few instructions and a spin with back-off is enough.
-    struct Pool {
-        locked: AtomicBool,
-        head: crate::primitive::UnsafeCell<*const ExecEnv>,
-    }
+    /// The stack of EEs whose threads exited, linked through `pool_next`.
+    struct Head(Cell<*const ExecEnv>);
 
-    // SAFETY: `head` and the `pool_next` links are only accessed while
-    // `locked` is held.
-    unsafe impl Sync for Pool {}
+    // SAFETY: the head and the `pool_next` links are only accessed under the
+    // global lock.
+    unsafe impl Sync for Head {}
 
-    static POOL: Pool = Pool {
-        locked: AtomicBool::new(false),
-        head: crate::primitive::UnsafeCell::new(ptr::null()),
-    };
-
-    fn with_lock<R>(f: impl FnOnce(&crate::primitive::UnsafeCell<*const ExecEnv>) -> R) -> R {
-        let backoff = Backoff::new();
-        // Acquire pairs with the Release store below: the previous holder's
-        // writes to the stack are visible.
-        while POOL
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            backoff.snooze();
-        }
-        let result = f(&POOL.head);
-        POOL.locked.store(false, Ordering::Release);
-        result
-    }
+    static HEAD: Head = Head(Cell::new(ptr::null()));
 
     pub(super) fn pop() -> Option<&'static ExecEnv> {
-        with_lock(|head| {
-            // SAFETY: the pool lock is held; EEs in the pool live forever.
-            head.with_mut(|head| unsafe {
-                let ee = (*head).as_ref()?;
-                *head = ee.pool_next.with(|next| *next);
-                Some(ee)
-            })
+        with_global_lock(|| {
+            // SAFETY: the global lock is held; EEs in the pool live forever.
+            let ee = unsafe { HEAD.0.get().as_ref() }?;
+            // SAFETY: as above.
+            HEAD.0.set(ee.pool_next.with(|next| unsafe { *next }));
+            Some(ee)
         })
     }
 
     pub(super) fn push(ee: &'static ExecEnv) {
-        with_lock(|head| {
-            // SAFETY: the pool lock is held, and `ee` belongs to no thread.
-            head.with_mut(|head| unsafe {
-                ee.pool_next.with_mut(|next| *next = *head);
-                *head = ee;
-            })
+        with_global_lock(|| {
+            // SAFETY: the global lock is held, and `ee` belongs to no thread.
+            ee.pool_next
+                .with_mut(|next| unsafe { *next = HEAD.0.get() });
+            HEAD.0.set(ee);
         })
     }
 }
@@ -280,7 +289,9 @@ mod binding {
 
     #[inline]
     pub(super) fn current() -> &'static ExecEnv {
-        let slot = crate::platform::get().current_thread_slot();
+        // SAFETY: the platform's contract: the slot is this thread's and
+        // valid while it runs.
+        let slot = unsafe { crate::platform::get().current_thread_slot().as_ref() };
         // Relaxed: the slot belongs to this thread alone.
         let ee = slot.load(Ordering::Relaxed) as *const ExecEnv;
         // SAFETY: the slot holds zero or an EE from `acquire_env`.
@@ -296,8 +307,11 @@ mod binding {
 
     /// See [`crate::platform::release_current_thread`].
     pub(crate) fn release_current_thread() {
-        let slot = crate::platform::get().current_thread_slot();
-        let ee = slot.swap(0, Ordering::Relaxed) as *const ExecEnv;
+        // SAFETY: as in `current`.
+        let slot = unsafe { crate::platform::get().current_thread_slot().as_ref() };
+        // Relaxed: the slot belongs to this thread alone.
+        let ee = slot.load(Ordering::Relaxed) as *const ExecEnv;
+        slot.store(0, Ordering::Relaxed);
         // SAFETY: as in `current`.
         if let Some(ee) = unsafe { ee.as_ref() } {
             release_env(ee);

@@ -55,6 +55,10 @@
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.
 #![cfg_attr(not(feature = "std"), no_std)]
+#![cfg_attr(
+    all(target_arch = "sparc", metalock_asm_swap, not(any(loom, miri))),
+    feature(asm_experimental_arch)
+)]
 #![warn(missing_docs, missing_debug_implementations)]
 
 extern crate alloc;

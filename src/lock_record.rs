@@ -198,7 +198,13 @@ impl ExecEnv {
                 .map(|_| LockRecord::new(self))
                 .collect::<alloc::vec::Vec<_>>(),
         );
-        RECORDS_ALLOCATED.fetch_add(n, core::sync::atomic::Ordering::Relaxed);
+        // Under the global lock because the count must not depend on a
+        // read-modify-write instruction (the swap-only backend has none);
+        // Relaxed: a statistic with no data attached.
+        crate::exec_env::with_global_lock(|| {
+            let total = RECORDS_ALLOCATED.load(core::sync::atomic::Ordering::Relaxed);
+            RECORDS_ALLOCATED.store(total + n, core::sync::atomic::Ordering::Relaxed);
+        });
         count!(self, lock_records_allocated, n);
         let first = batch.as_mut_ptr();
         for i in 1..n {

@@ -58,13 +58,18 @@
 
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
-use crate::word::{BUSY, MultiUseWord, busy_ee, state};
+#[cfg(not(metalock_swap_only))]
+use crate::word::busy_ee;
+use crate::word::{BUSY, MultiUseWord, state};
 
 /// `ExecEnv::handoff`: no hand-off in progress.
+#[cfg(not(metalock_swap_only))]
 const IDLE: usize = 0;
 /// `ExecEnv::handoff`: the predecessor won; the bits are in its EE.
+#[cfg(not(metalock_swap_only))]
 const BITS_FOR_GRAB: usize = 1;
 
+#[cfg(not(metalock_swap_only))]
 impl MultiUseWord {
     /// Takes the meta-lock and returns the word it replaced, which is never
     /// BUSY (Fig. 11).
@@ -101,6 +106,7 @@ impl MultiUseWord {
 
 /// Waits for the predecessor named by `pred_bits` to hand over the release
 /// bits (Fig. 12, left).
+#[cfg(not(metalock_swap_only))]
 #[cold]
 fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
     // SAFETY: a BUSY word names the EE that swapped it in; EEs are never
@@ -146,6 +152,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
 
 /// Hands `release_bits` to the thread that swapped in after us (Fig. 12,
 /// right).
+#[cfg(not(metalock_swap_only))]
 #[cold]
 fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
     ee.meta_lock_bits.store(release_bits, Ordering::Relaxed);
@@ -180,6 +187,74 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
     }
 }
 
+/// The test-and-set meta-lock of section 5.4, for targets with a swap but no
+/// compare-and-swap: swap in the bare BUSY sentinel; if the old word was
+/// BUSY too, somebody holds the meta-lock, so yield and retry, then sleep with
+/// exponential back-off. Release is a plain store of the release bits. There
+/// is no hand-off, hence no FIFO order, and a waiting thread polls instead of
+/// blocking until it is handed the meta-lock.
+#[cfg(metalock_swap_only)]
+impl MultiUseWord {
+    /// Takes the meta-lock and returns the word it replaced, never BUSY.
+    #[inline]
+    pub(crate) fn get_meta_lock(&self, _ee: &ExecEnv) -> usize {
+        count!(_ee, get_meta_lock);
+        // AcqRel: Acquire pairs with the Release store of the previous
+        // holder; the swap publishes nothing, but AcqRel costs nothing more
+        // for the sequentially consistent assembly swaps.
+        let bits = self.word.swap(BUSY, Ordering::AcqRel);
+        if state(bits) != BUSY {
+            return bits;
+        }
+        count!(_ee, get_meta_lock_slow);
+        self.get_meta_lock_contended()
+    }
+
+    #[cold]
+    fn get_meta_lock_contended(&self) -> usize {
+        let platform = crate::platform::get();
+        let mut round = 0_u32;
+        loop {
+            // Loom explores the retry at every point already; sleeping
+            // would only hide the other threads from it.
+            if cfg!(loom) || round < YIELD_ROUNDS {
+                crate::primitive::yield_now();
+            } else {
+                sleep(platform, round - YIELD_ROUNDS);
+            }
+            round = round.saturating_add(1);
+            let bits = self.word.swap(BUSY, Ordering::AcqRel);
+            if state(bits) != BUSY {
+                return bits;
+            }
+        }
+    }
+
+    /// Releases the meta-lock by storing `release_bits` (never BUSY).
+    #[inline]
+    pub(crate) fn release_meta_lock(&self, _ee: &ExecEnv, release_bits: usize) {
+        debug_assert_ne!(state(release_bits), BUSY);
+        // Release pairs with the Acquire of the next holder's swap.
+        self.word.store(release_bits, Ordering::Release);
+    }
+}
+
+/// Failed test-and-set rounds that yield before the back-off starts sleeping.
+#[cfg(metalock_swap_only)]
+const YIELD_ROUNDS: u32 = 4;
+
+/// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
+/// timed wait on a private address that nobody wakes.
+#[cfg(metalock_swap_only)]
+fn sleep(platform: &dyn crate::platform::Platform, step: u32) {
+    let micros = 10_u64 << step.min(7);
+    let now = platform.now();
+    if let Some(deadline) = now.checked_add(core::time::Duration::from_micros(micros)) {
+        let never_woken = core::sync::atomic::AtomicU32::new(0);
+        platform.wait(&never_woken, 0, Some(deadline));
+    }
+}
+
 /// Observation points on the hand-off slow path, so that tests can drive and
 /// see each case of the race. Not part of the API.
 #[doc(hidden)]
@@ -208,6 +283,7 @@ pub mod hooks {
         HOOK.store(ptr, Ordering::Release);
     }
 
+    #[cfg(not(metalock_swap_only))]
     #[inline]
     pub(crate) fn fire(event: HandoffEvent) {
         // Acquire pairs with the Release in `set_handoff_hook`.

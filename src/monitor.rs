@@ -36,8 +36,9 @@ use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, record_
 /// single-compare-and-swap paths of section 5.2, and recursive enter and exit
 /// skip the meta-lock. Off with the `meta-lock-only` feature, which runs every
 /// operation through the meta-lock as in the paper's "without extra fast"
-/// measurements.
-pub(crate) const EXTRA_FAST: bool = cfg!(not(feature = "meta-lock-only"));
+/// measurements, and with the swap-only backend, which has no
+/// compare-and-swap.
+pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", metalock_swap_only)));
 
 /// The word of a LOCKED object whose monitor `record` owns, queue empty.
 #[inline(always)]
@@ -151,6 +152,7 @@ impl MultiUseWord {
         }
         // Acquire: see `inspect`.
         let bits = self.word.load(Ordering::Acquire);
+        #[cfg(not(metalock_swap_only))]
         if state(bits) == NEUTRAL {
             // SAFETY: `ee` is the calling thread's EE.
             let record = unsafe { ee.alloc_lock_record() };
@@ -171,7 +173,9 @@ impl MultiUseWord {
                 // SAFETY: the record was never published.
                 Err(_) => unsafe { ee.recycle_lock_record(record) },
             }
-        } else if REENTRANT && owner_is(bits, ee) {
+            return None;
+        }
+        if REENTRANT && owner_is(bits, ee) {
             // SAFETY: a LOCKED word whose record we own means we own the
             // monitor, and it cannot change hands while we do.
             let record = unsafe { &*record_of(bits) };
@@ -310,15 +314,16 @@ impl MultiUseWord {
     fn exit(&self, record: &'static LockRecord) {
         // SAFETY: the guard that calls us lives on the owner's thread.
         let count = unsafe { record.count() };
-        if EXTRA_FAST {
-            if count > 1 {
-                // SAFETY: owner-only field.
-                unsafe { record.set_count(count - 1) };
-                return;
-            }
-            // Release pairs with the Acquire of the next enter. Fails when a
-            // thread queued or the payload changed: the summary bit is set.
-            if self
+        if EXTRA_FAST && count > 1 {
+            // SAFETY: owner-only field.
+            unsafe { record.set_count(count - 1) };
+            return;
+        }
+        // Release pairs with the Acquire of the next enter. Fails when a
+        // thread queued or the payload changed: the summary bit is set.
+        #[cfg(not(metalock_swap_only))]
+        if EXTRA_FAST
+            && self
                 .word
                 .compare_exchange(
                     locked_bits(record),
@@ -327,15 +332,14 @@ impl MultiUseWord {
                     Ordering::Relaxed,
                 )
                 .is_ok()
-            {
-                // SAFETY: the word no longer refers to the record and its
-                // queue was empty; it is ours.
-                let ee = unsafe { &*record.owner() };
-                count!(ee, extra_fast_hits);
-                // SAFETY: as above.
-                unsafe { ee.recycle_lock_record(record) };
-                return;
-            }
+        {
+            // SAFETY: the word no longer refers to the record and its queue
+            // was empty; it is ours.
+            let ee = unsafe { &*record.owner() };
+            count!(ee, extra_fast_hits);
+            // SAFETY: as above.
+            unsafe { ee.recycle_lock_record(record) };
+            return;
         }
         self.exit_slow(record);
     }

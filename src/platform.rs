@@ -8,6 +8,7 @@
 //! `default-features = false` a user registers a `&'static dyn Platform` once
 //! with [`set_platform`] before the first lock.
 
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 #[cfg(not(feature = "std"))]
 use core::time::Duration;
@@ -61,9 +62,10 @@ impl Instant {
 ///   on that address has happened after the value changed;
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
-/// - `current_thread_slot` (only used without `std`) returns a slot that
-///   belongs to the calling thread alone, starts at zero, and stays valid for
-///   as long as that thread runs.
+/// - `current_thread_slot` (only used without `std`) returns a pointer to a
+///   slot that belongs to the calling thread alone, starts at zero, and stays
+///   valid for as long as that thread runs; the thread's exit path calls
+///   [`release_current_thread`] once it no longer synchronizes.
 pub unsafe trait Platform: Sync {
     /// Blocks the calling thread while `*word == expected`, until `wake` is
     /// called on `word`, `deadline` passes, or spuriously. Returns at once if
@@ -79,13 +81,15 @@ pub unsafe trait Platform: Sync {
     /// The current time of a monotonic clock.
     fn now(&self) -> Instant;
 
-    /// The calling thread's word of storage for its execution environment.
+    /// The calling thread's word of storage for its execution environment
+    /// (a field of the RTOS's thread control block, a thread-local).
     ///
     /// Only called when the crate is built without `std`, where there are no
-    /// thread-locals to keep it in. The default panics.
-    fn current_thread_slot(&self) -> &AtomicUsize {
+    /// thread-locals of the crate's own. The default panics.
+    fn current_thread_slot(&self) -> NonNull<AtomicUsize> {
         panic!(
-            "metalock: this Platform does not implement current_thread_slot, required without std"
+            "metalock: this Platform does not implement current_thread_slot, which is \
+             required without the `std` feature"
         )
     }
 }
@@ -148,11 +152,13 @@ pub(crate) fn get() -> &'static dyn Platform {
 #[cfg(not(feature = "std"))]
 mod registry {
     use super::Platform;
-    use core::sync::atomic::{AtomicPtr, Ordering};
+    use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-    /// Points at a leaked-forever `&'static dyn Platform` (a thin pointer to
-    /// the fat one), null until `set_platform` succeeds; written once.
+    /// Points at a `&'static dyn Platform` (a thin pointer to the fat one),
+    /// null until `set_platform` stores it; written once.
     static PLATFORM: AtomicPtr<&'static dyn Platform> = AtomicPtr::new(core::ptr::null_mut());
+    /// Set by the first `set_platform`, by a swap (every backend has one).
+    static CLAIMED: AtomicU32 = AtomicU32::new(0);
 
     /// Why [`set_platform`] refused.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,34 +174,30 @@ mod registry {
 
     /// Registers the platform the crate runs on. Call it once, before the
     /// first lock; later calls are refused.
-    pub fn set_platform(
-        platform: &'static &'static dyn Platform,
-    ) -> Result<(), PlatformAlreadySet> {
-        let ptr = platform as *const &'static dyn Platform as *mut &'static dyn Platform;
-        // AcqRel pairs with the Acquire load in `get`: a thread that sees the
+    pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlreadySet> {
+        // Relaxed: the claim only decides who stores; the store publishes.
+        if crate::arch::swap_u32(&CLAIMED, 1, Ordering::Relaxed) != 0 {
+            return Err(PlatformAlreadySet);
+        }
+        // A thin pointer to the fat one, leaked: it is never replaced.
+        let ptr = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(platform));
+        // Release pairs with the Acquire load in `get`: a thread that sees the
         // pointer sees the platform it points to.
-        PLATFORM
-            .compare_exchange(
-                core::ptr::null_mut(),
-                ptr,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .map(|_| ())
-            .map_err(|_| PlatformAlreadySet)
+        PLATFORM.store(ptr, Ordering::Release);
+        Ok(())
     }
 
     #[inline]
     pub(crate) fn get() -> &'static dyn Platform {
-        // Acquire pairs with the AcqRel exchange in `set_platform`.
+        // Acquire pairs with the Release store in `set_platform`.
         let ptr = PLATFORM.load(Ordering::Acquire);
         assert!(
             !ptr.is_null(),
             "metalock: no platform registered; without the `std` feature call \
              metalock::platform::set_platform before the first lock"
         );
-        // SAFETY: a non-null pointer came from a `&'static &'static dyn
-        // Platform` in `set_platform` and is never changed again.
+        // SAFETY: a non-null pointer came from the leaked box of
+        // `set_platform` and is never changed or freed.
         unsafe { *ptr }
     }
 }
@@ -204,3 +206,13 @@ mod registry {
 pub(crate) use registry::get;
 #[cfg(not(feature = "std"))]
 pub use registry::{PlatformAlreadySet, set_platform};
+
+/// Returns the calling thread's execution environment, with its free list of
+/// lock records, to the pool for the next new thread. Call it from the
+/// platform's thread-exit path (without `std` the crate cannot see threads
+/// end). If the thread still holds a monitor, its environment is retired
+/// instead of reused, and that monitor stays held.
+#[cfg(all(not(feature = "std"), not(loom)))]
+pub fn release_current_thread() {
+    crate::exec_env::release_current_thread();
+}

@@ -56,6 +56,16 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 }
 
+/// Offers the processor to another thread (under loom: to another model
+/// thread, which loom's scheduler needs in every retry loop).
+#[cfg(metalock_swap_only)]
+pub(crate) fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    crate::platform::get().yield_now();
+}
+
 pub(crate) use parker::Parker;
 
 /// A one-token parker, the blocking primitive of every slow path.
@@ -68,14 +78,23 @@ pub(crate) use parker::Parker;
 #[cfg(not(loom))]
 mod parker {
     use super::{AtomicU32, Ordering};
+    use crate::arch::swap_u32;
     use crate::platform::{self, Instant};
 
     const EMPTY: u32 = 0;
     const NOTIFIED: u32 = 1;
     const PARKED: u32 = 2;
 
+    /// A token parker on the platform's wait-on-address primitive, built
+    /// from swaps alone so that it also runs where there is no
+    /// compare-and-swap.
+    ///
     /// Invariant: only the thread that owns the execution environment
     /// containing this parker calls `park`; any thread may call `unpark`.
+    /// `park` returns only after a swap that read NOTIFIED (with Acquire,
+    /// so the unparker's earlier writes are visible), after the deadline, or
+    /// spuriously with the state reset: a token may be dropped only when its
+    /// writes are already visible to the caller's re-check.
     #[derive(Debug)]
     pub(crate) struct Parker {
         state: AtomicU32,
@@ -91,43 +110,29 @@ mod parker {
         /// Blocks until the token is available or `deadline` passes.
         /// Returns `true` only when the deadline passed without a token.
         pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
-            // Acquire pairs with the Release swap in `unpark`: what the
-            // unparker wrote before unparking is visible after we return.
-            if self
-                .state
-                .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-            {
-                return false;
-            }
-            if self
-                .state
-                .compare_exchange(EMPTY, PARKED, Ordering::Acquire, Ordering::Acquire)
-                .is_err()
-            {
-                // The only other value is NOTIFIED: an unpark slipped in.
-                self.state.store(EMPTY, Ordering::Relaxed);
-                return false;
-            }
             let platform = platform::get();
             loop {
+                // Acquire (here and below) pairs with the Release swap in
+                // `unpark`.
+                if swap_u32(&self.state, PARKED, Ordering::Acquire) == NOTIFIED {
+                    // Reset; a second token that raced in is absorbed with
+                    // its writes visible (Acquire), see the invariant.
+                    swap_u32(&self.state, EMPTY, Ordering::Acquire);
+                    return false;
+                }
                 platform.wait(&self.state, PARKED, deadline);
-                if self
-                    .state
-                    .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
+                if swap_u32(&self.state, EMPTY, Ordering::Acquire) == NOTIFIED {
                     return false;
                 }
                 if deadline.is_some_and(|deadline| platform.now() >= deadline) {
-                    return self.state.swap(EMPTY, Ordering::Acquire) != NOTIFIED;
+                    return true;
                 }
             }
         }
 
         pub(crate) fn unpark(&self) {
-            // Release pairs with the Acquire in `park`.
-            if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
+            // Release pairs with the Acquire swaps in `park`.
+            if swap_u32(&self.state, NOTIFIED, Ordering::Release) == PARKED {
                 platform::get().wake(&self.state);
             }
         }

@@ -52,24 +52,21 @@ pub(crate) fn add(counter: &AtomicUsize, n: usize) {
     counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
 }
 
-/// Every EE ever created, linked through `ExecEnv::stats_next`. Push-only,
-/// so a compare-and-swap push is enough (nothing is ever popped).
+/// Every EE ever created, linked through `ExecEnv::stats_next`. Pushed under
+/// the global lock, read without it: an EE's link is set before the EE is
+/// published and never changes.
 static ALL_ENVS: AtomicPtr<ExecEnv> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Links a new, never-freed EE into the list that [`snapshot`] walks.
 pub(crate) fn register(ee: &'static ExecEnv) {
-    let ptr = ee as *const ExecEnv as *mut ExecEnv;
-    // Relaxed: the CAS below publishes.
-    let mut head = ALL_ENVS.load(Ordering::Relaxed);
-    loop {
-        ee.stats_next.store(head, Ordering::Relaxed);
+    crate::exec_env::with_global_lock(|| {
+        // Relaxed: writers are serialized by the lock.
+        ee.stats_next
+            .store(ALL_ENVS.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release pairs with the Acquire in `snapshot`, which then sees the
         // EE's initialised fields and its `stats_next`.
-        match ALL_ENVS.compare_exchange_weak(head, ptr, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(actual) => head = actual,
-        }
-    }
+        ALL_ENVS.store(ee as *const ExecEnv as *mut ExecEnv, Ordering::Release);
+    });
 }
 
 /// Totals of the synchronization events of all threads so far.

@@ -33,7 +33,9 @@
 //! ```compile_fail
 //! let s = metalock::Synchronized::new(0);
 //! let guard = s.lock();
-//! std::thread::spawn(move || drop(guard)); // guards are not Send
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(guard)); // guards are not Send
+//! });
 //! ```
 //!
 //! ```compile_fail

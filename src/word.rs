@@ -44,6 +44,7 @@ pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
 }
 
 /// The execution environment a BUSY word names.
+#[cfg(not(metalock_swap_only))]
 #[inline(always)]
 pub(crate) fn busy_ee(bits: usize) -> *const ExecEnv {
     (bits & POINTER_MASK) as *const ExecEnv
@@ -173,18 +174,9 @@ impl MultiUseWord {
     pub fn set_payload(&self, payload: usize) {
         check_payload(payload);
         let new = neutral_bits(payload);
-        // Relaxed: a failed attempt only tells us which path to take.
-        let mut bits = self.word.load(Ordering::Relaxed);
-        while state(bits) == NEUTRAL {
-            // Release pairs with the Acquire of `payload` and of the lock
-            // paths that read the word.
-            match self
-                .word
-                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(actual) => bits = actual,
-            }
+        #[cfg(not(metalock_swap_only))]
+        if self.set_neutral_payload(new) {
+            return;
         }
         let ee = ExecEnv::current();
         let bits = self.get_meta_lock(ee);
@@ -203,6 +195,26 @@ impl MultiUseWord {
             }
         };
         self.release_meta_lock(ee, release);
+    }
+
+    /// Replaces the payload of a NEUTRAL word by compare-and-swap; `false`
+    /// once the word is not NEUTRAL.
+    #[cfg(not(metalock_swap_only))]
+    fn set_neutral_payload(&self, new: usize) -> bool {
+        // Relaxed: a failed attempt only tells us which path to take.
+        let mut bits = self.word.load(Ordering::Relaxed);
+        while state(bits) == NEUTRAL {
+            // Release pairs with the Acquire of `payload` and of the lock
+            // paths that read the word.
+            match self
+                .word
+                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => bits = actual,
+            }
+        }
+        false
     }
 }
 

@@ -44,3 +44,9 @@ impl Word {
         self.0.compare_exchange(current, new, success, failure)
     }
 }
+
+/// An atomic swap on a 32-bit cell.
+#[inline(always)]
+pub(crate) fn swap_u32(cell: &core::sync::atomic::AtomicU32, value: u32, order: Ordering) -> u32 {
+    cell.swap(value, order)
+}

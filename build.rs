@@ -1,0 +1,40 @@
+//! Picks the `src/arch` backend.
+//!
+//! - `cfg(metalock_swap_only)`: the target has no pointer-width
+//!   compare-and-swap, or the `swap-only` feature asks for that backend on a
+//!   target that has one.
+//! - `cfg(metalock_asm_swap)`: the swap-only backend has an inline-assembly
+//!   swap for this architecture.
+
+use std::env;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(metalock_swap_only)");
+    println!("cargo::rustc-check-cfg=cfg(metalock_asm_swap)");
+    println!("cargo::rerun-if-changed=build.rs");
+
+    let list = |name: &str| env::var(name).unwrap_or_default();
+    let has_ptr_cas = list("CARGO_CFG_TARGET_HAS_ATOMIC")
+        .split(',')
+        .any(|w| w == "ptr");
+    let forced = env::var_os("CARGO_FEATURE_SWAP_ONLY").is_some();
+    if forced || !has_ptr_cas {
+        println!("cargo::rustc-cfg=metalock_swap_only");
+    }
+
+    let arch = list("CARGO_CFG_TARGET_ARCH");
+    let features = list("CARGO_CFG_TARGET_FEATURE");
+    let has = |f: &str| features.split(',').any(|x| x == f);
+    let asm_swap = match arch.as_str() {
+        "x86" | "x86_64" => true,
+        // SPARC V8 (`sparc`, not `sparc64`): `swap` exists, `cas` does not.
+        "sparc" => true,
+        // ARMv5 and earlier, in ARM state: `swp` exists, `ldrex`/`strex` do
+        // not (ARMv6 deprecates `swp`).
+        "arm" => !has("v6") && !has("thumb-mode"),
+        _ => false,
+    };
+    if asm_swap {
+        println!("cargo::rustc-cfg=metalock_asm_swap");
+    }
+}

@@ -1,0 +1,90 @@
+//! Backend for targets with an atomic swap but no compare-and-swap (paper
+//! 000, section 5.4), also forced on any target by the `swap-only` feature.
+//!
+//! Only `load`, `store` and `swap` exist here, so the meta-lock runs its
+//! test-and-set variant and the extra-fast path is off (see `meta_lock` and
+//! `monitor`). The swap is one instruction of inline assembly on the
+//! architectures that lack CAS (and on x86, so that the backend runs on
+//! ordinary hosts); elsewhere, and under loom or Miri, which cannot see into
+//! assembly, it is the `core` (or loom) swap.
+
+use crate::primitive::{AtomicUsize, Ordering};
+
+#[cfg(all(
+    metalock_asm_swap,
+    not(any(loom, miri)),
+    any(target_arch = "x86", target_arch = "x86_64")
+))]
+#[path = "x86.rs"]
+mod imp;
+
+#[cfg(all(metalock_asm_swap, not(any(loom, miri)), target_arch = "sparc"))]
+#[path = "sparc.rs"]
+mod imp;
+
+#[cfg(all(metalock_asm_swap, not(any(loom, miri)), target_arch = "arm"))]
+#[path = "arm.rs"]
+mod imp;
+
+/// The atomic cell behind a `MultiUseWord`.
+///
+/// Invariant: exactly one `usize` wide; it is only ever loaded, stored and
+/// swapped, never compared-and-swapped.
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct Word(AtomicUsize);
+
+impl Word {
+    #[cfg(not(loom))]
+    #[inline]
+    pub(crate) const fn new(bits: usize) -> Self {
+        Self(AtomicUsize::new(bits))
+    }
+
+    #[cfg(loom)]
+    pub(crate) fn new(bits: usize) -> Self {
+        Self(AtomicUsize::new(bits))
+    }
+
+    #[inline(always)]
+    pub(crate) fn load(&self, order: Ordering) -> usize {
+        self.0.load(order)
+    }
+
+    #[inline(always)]
+    pub(crate) fn store(&self, bits: usize, order: Ordering) {
+        self.0.store(bits, order)
+    }
+
+    /// Swaps in `bits`. The assembly versions are sequentially consistent,
+    /// which covers every `order`.
+    #[inline(always)]
+    pub(crate) fn swap(&self, bits: usize, order: Ordering) -> usize {
+        #[cfg(all(metalock_asm_swap, not(any(loom, miri))))]
+        {
+            let _ = order;
+            // SAFETY: the pointer comes from a live atomic, is aligned, and
+            // is only accessed atomically (load, store, or this swap).
+            unsafe { imp::swap_usize(self.0.as_ptr(), bits) }
+        }
+        #[cfg(not(all(metalock_asm_swap, not(any(loom, miri)))))]
+        {
+            self.0.swap(bits, order)
+        }
+    }
+}
+
+/// An atomic swap on a 32-bit cell; sequentially consistent in assembly.
+#[inline(always)]
+pub(crate) fn swap_u32(cell: &core::sync::atomic::AtomicU32, value: u32, order: Ordering) -> u32 {
+    #[cfg(all(metalock_asm_swap, not(any(loom, miri))))]
+    {
+        let _ = order;
+        // SAFETY: as in `Word::swap`.
+        unsafe { imp::swap_u32(cell.as_ptr(), value) }
+    }
+    #[cfg(not(all(metalock_asm_swap, not(any(loom, miri)))))]
+    {
+        cell.swap(value, order)
+    }
+}
