@@ -30,7 +30,7 @@
 //!
 //! What the type system rules out does not compile:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! let s = metalock::Synchronized::new(0);
 //! let guard = s.lock();
 //! std::thread::scope(|scope| {
@@ -38,7 +38,7 @@
 //! });
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0499
 //! let s = metalock::Synchronized::new(0);
 //! let mut guard = s.lock();
 //! let value: &mut i32 = &mut guard;
@@ -46,7 +46,7 @@
 //! *value += 1;
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
 //! let s = metalock::Synchronized::new(0);
 //! let guard = s.lock();

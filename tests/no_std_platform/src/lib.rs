@@ -1,0 +1,99 @@
+//! A `metalock::platform::Platform` built from std threads, for testing the
+//! crate compiled without its `std` feature. A real no_std user writes the
+//! same four pieces on top of their RTOS: a wait-on-address, a clock, a
+//! per-thread slot and a thread-exit hook.
+
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use metalock::Instant;
+use metalock::platform::{self, Platform};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Wait-on-address through one global mutex and condition variable: a waiter
+/// checks the value under the mutex, a waker takes the mutex before
+/// notifying, so no wake-up falls between the check and the sleep.
+pub struct StdThreads {
+    lock: Mutex<()>,
+    condvar: Condvar,
+    origin: OnceLock<std::time::Instant>,
+}
+
+static PLATFORM: StdThreads = StdThreads {
+    lock: Mutex::new(()),
+    condvar: Condvar::new(),
+    origin: OnceLock::new(),
+};
+
+std::thread_local! {
+    static SLOT: AtomicUsize = const { AtomicUsize::new(0) };
+    static EXIT_HOOK: ExitHook = const { ExitHook };
+}
+
+/// Gives the thread's execution environment back when the thread ends.
+struct ExitHook;
+
+impl Drop for ExitHook {
+    fn drop(&mut self) {
+        platform::release_current_thread();
+    }
+}
+
+impl StdThreads {
+    fn origin(&self) -> std::time::Instant {
+        *self.origin.get_or_init(std::time::Instant::now)
+    }
+}
+
+// SAFETY: `wait` re-checks the value under the mutex that `wake` takes before
+// notifying, so a wake after a change is never missed; `now` derives from
+// std's monotonic clock; each thread's slot is its own thread-local, valid
+// until the thread ends, and `ExitHook` releases it on the way out.
+unsafe impl Platform for StdThreads {
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Relaxed: the parker's own swaps order the data.
+        if word.load(Ordering::Relaxed) != expected {
+            return;
+        }
+        match deadline {
+            None => drop(self.condvar.wait(guard)),
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(self.now());
+                if !left.is_zero() {
+                    drop(self.condvar.wait_timeout(guard, left));
+                }
+            }
+        }
+    }
+
+    fn wake(&self, _word: &AtomicU32) {
+        drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+        self.condvar.notify_all();
+    }
+
+    fn yield_now(&self) {
+        std::thread::yield_now();
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_duration_since_origin(self.origin().elapsed())
+    }
+
+    fn current_thread_slot(&self) -> NonNull<AtomicUsize> {
+        // Registers the exit hook the first time the thread asks; fails
+        // harmlessly once the hook itself is being destroyed.
+        let _ = EXIT_HOOK.try_with(|_| ());
+        SLOT.with(|slot| NonNull::from(slot))
+    }
+}
+
+/// Registers the platform (once per process; later calls do nothing).
+pub fn install() {
+    let _ = platform::set_platform(&PLATFORM);
+}
+
+/// `Instant::now()` of the installed platform plus `d`.
+pub fn in_the_future(d: Duration) -> Instant {
+    Instant::now().checked_add(d).expect("deadline overflow")
+}
