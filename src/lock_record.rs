@@ -167,13 +167,29 @@ impl ExecEnv {
     /// queue refers to `record` any more.
     #[inline]
     pub(crate) unsafe fn recycle_lock_record(&self, record: &LockRecord) {
-        debug_assert!(ptr::eq(record.owner, self));
         // SAFETY: the record is unreachable from any object, so its fields
-        // are ours; the free list is thread-owned.
+        // are ours.
         unsafe {
             record.set_count(1);
             record.set_queue(ptr::null_mut());
             record.set_waiting_for_notify(false);
+            self.recycle_pristine_lock_record(record);
+        }
+    }
+
+    /// Puts back a record whose fields still hold their presets (count 1,
+    /// empty queue, not waiting): the extra-fast paths' case.
+    ///
+    /// # Safety
+    /// As for [`recycle_lock_record`](Self::recycle_lock_record), and the
+    /// presets hold.
+    #[inline]
+    pub(crate) unsafe fn recycle_pristine_lock_record(&self, record: &LockRecord) {
+        debug_assert!(ptr::eq(record.owner, self));
+        // SAFETY: the record is ours (caller's contract); the free list is
+        // thread-owned.
+        unsafe {
+            debug_assert!(record.count() == 1 && record.queue().is_null());
             let head = self.free_records.with(|h| *h);
             record.free_next.with_mut(|n| *n = head);
             self.free_records

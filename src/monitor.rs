@@ -99,10 +99,7 @@ impl MultiUseWord {
     pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => record,
-            None => {
-                count!(ee, extra_fast_misses);
-                self.enter_slow::<REENTRANT>(ee)
-            }
+            None => self.enter_slow::<REENTRANT>(ee),
         }
     }
 
@@ -154,26 +151,7 @@ impl MultiUseWord {
         let bits = self.word.load(Ordering::Acquire);
         #[cfg(not(metalock_swap_only))]
         if state(bits) == NEUTRAL {
-            // SAFETY: `ee` is the calling thread's EE.
-            let record = unsafe { ee.alloc_lock_record() };
-            record.set_displaced(bits);
-            // AcqRel: Acquire pairs with the Release of the previous unlock
-            // (the critical section before it happens before ours); Release
-            // publishes the record's displaced payload to meta-lock holders.
-            match self.word.compare_exchange(
-                bits,
-                locked_bits(record),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    count!(ee, extra_fast_hits);
-                    return Some(record);
-                }
-                // SAFETY: the record was never published.
-                Err(_) => unsafe { ee.recycle_lock_record(record) },
-            }
-            return None;
+            return self.fused_lock(ee, bits);
         }
         if REENTRANT && owner_is(bits, ee) {
             // SAFETY: a LOCKED word whose record we own means we own the
@@ -186,8 +164,72 @@ impl MultiUseWord {
         None
     }
 
-    /// monitorEnter through the meta-lock (Fig. 6, left).
+    /// The extra-fast lock (section 5.2): NEUTRAL to LOCKED in one
+    /// compare-and-swap from `neutral`, with a pre-initialised record.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    fn fused_lock(&self, ee: &ExecEnv, neutral: usize) -> Option<&'static LockRecord> {
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.alloc_lock_record() };
+        record.set_displaced(neutral);
+        // AcqRel: Acquire pairs with the Release of the previous unlock (the
+        // critical section before it happens before ours); Release publishes
+        // the record's displaced payload to meta-lock holders.
+        match self.word.compare_exchange(
+            neutral,
+            locked_bits(record),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => {
+                count!(ee, extra_fast_hits);
+                Some(record)
+            }
+            Err(_) => {
+                // SAFETY: the record was never published.
+                unsafe { ee.recycle_pristine_lock_record(record) };
+                None
+            }
+        }
+    }
+
+    /// Before queueing behind an owner that nobody else waits for, spins a
+    /// little (then yields a little) in case it leaves soon: a short critical
+    /// section then costs no sleep and wake-up. Gives up at once when there
+    /// is a queue, so that a newcomer does not spin past threads that
+    /// already sleep, and under loom, whose scheduler a spin would stall.
+    #[cfg(not(metalock_swap_only))]
+    fn spin_then_fused_lock(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
+        if cfg!(loom) {
+            return None;
+        }
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            // Relaxed: the compare-and-swap in `fused_lock` orders the data.
+            let bits = self.word.load(Ordering::Relaxed);
+            if state(bits) == NEUTRAL {
+                if let Some(record) = self.fused_lock(ee, bits) {
+                    return Some(record);
+                }
+            } else if state(bits) != LOCKED || bits & QUEUE_SUMMARY != 0 || owner_is(bits, ee) {
+                return None;
+            }
+            if backoff.is_completed() {
+                return None;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// monitorEnter through the meta-lock (Fig. 6, left). Out of line, so
+    /// that the extra-fast path inlines into callers.
+    #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
     fn enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
+        #[cfg(not(metalock_swap_only))]
+        if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee) {
+            return record;
+        }
+        count!(ee, extra_fast_misses);
         let bits = self.get_meta_lock(ee);
         // SAFETY: we hold the meta-lock, so the word's records
         // and their queue fields are ours to read and change; `ee` is the
@@ -290,6 +332,7 @@ impl MultiUseWord {
     /// The non-blocking part of `try_lock`, through the meta-lock.
     #[cold]
     fn try_enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
+        count!(ee, extra_fast_misses);
         let bits = self.get_meta_lock(ee);
         // SAFETY: as in `enter_slow`.
         unsafe {
@@ -337,14 +380,16 @@ impl MultiUseWord {
             // was empty; it is ours.
             let ee = unsafe { &*record.owner() };
             count!(ee, extra_fast_hits);
-            // SAFETY: as above.
-            unsafe { ee.recycle_lock_record(record) };
+            // SAFETY: as above; a clear summary bit means an empty queue, the
+            // count is 1, and an owner is never waiting for a notification.
+            unsafe { ee.recycle_pristine_lock_record(record) };
             return;
         }
         self.exit_slow(record);
     }
 
     /// monitorExit through the meta-lock (Fig. 6 right, Fig. 7 right).
+    #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
     fn exit_slow(&self, record: &'static LockRecord) {
         // SAFETY: EEs live forever; the owner's thread is calling.
         let ee = unsafe { &*record.owner() };
