@@ -48,9 +48,14 @@ const _: () = assert!(core::mem::align_of::<LockRecord>() > !crate::word::POINTE
 static RECORDS_ALLOCATED: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
 /// How many lock records all threads together have taken from the global
-/// allocator so far (the figure of paper 000, Table 2). Records are recycled
-/// through per-thread free lists, so this stays near the peak number of
-/// monitors held or waited on at once.
+/// allocator so far (the figure of paper 000, Table 2). Each thread that
+/// synchronizes takes a first batch of 8, and a new batch, twice the last,
+/// only when it holds or waits on more monitors at once than it has records;
+/// records are recycled through the thread's free list and, when it exits,
+/// handed with its execution environment to the next new thread. So the
+/// figure is about 8 per thread alive at a time, more for threads that hold
+/// many monitors at once, and it does not grow with the number of
+/// operations.
 pub fn lock_records_allocated() -> usize {
     // Relaxed: a statistic with no data attached.
     RECORDS_ALLOCATED.load(core::sync::atomic::Ordering::Relaxed)

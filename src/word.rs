@@ -79,6 +79,12 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 /// | `10` | WAITERS | the first queued lock record |
 /// | `11` | BUSY | the execution environment that swapped last |
 ///
+/// A type that embeds a word and hashes by its payload trips clippy's
+/// `mutable_key_type` lint (the word is interior-mutable); the payload is
+/// stable unless `set_payload` changes it, so allowing the lint, or listing
+/// `metalock::MultiUseWord` under `ignore-interior-mutability` in
+/// `clippy.toml`, is sound for such keys.
+///
 /// Invariant: the word's value is always one of the four forms above; only
 /// the meta-lock holder (or the extra-fast path, by one compare-and-swap from
 /// NEUTRAL or back to it) changes a non-BUSY word.
@@ -235,6 +241,8 @@ impl Default for MultiUseWord {
 }
 
 impl fmt::Debug for MultiUseWord {
+    /// Shows the lock state and the payload. They are read one after the
+    /// other, so under concurrent use the pair is a snapshot of two moments.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Relaxed: a snapshot for display only.
         let bits = self.word.load(Ordering::Relaxed);
