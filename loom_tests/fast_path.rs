@@ -1,1 +1,120 @@
+//! Loom models of the extra-fast path (paper 000, section 5.2) racing the
+//! meta-lock protocol: a fused lock against a slow enqueue, a fused unlock
+//! against an enqueue (which must make the unlock fail over to the slow
+//! path through the queue-summary bit), and a fused unlock against a payload
+//! change.
 #![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::thread;
+use metalock::MultiUseWord;
+
+struct Object {
+    word: MultiUseWord,
+    counter: UnsafeCell<u32>,
+}
+
+// SAFETY: `counter` is only accessed while holding the monitor of `word`;
+// loom checks that every access is ordered.
+unsafe impl Sync for Object {}
+// SAFETY: as for `Sync`.
+unsafe impl Send for Object {}
+
+impl Object {
+    fn new(payload: usize) -> Arc<Self> {
+        Arc::new(Self {
+            word: MultiUseWord::with_payload(payload),
+            counter: UnsafeCell::new(0),
+        })
+    }
+
+    fn increment(&self) {
+        let _guard = self.word.lock();
+        // SAFETY: the monitor is held.
+        self.counter.with_mut(|c| unsafe { *c += 1 });
+    }
+
+    fn count(&self) -> u32 {
+        let _guard = self.word.lock();
+        // SAFETY: the monitor is held.
+        self.counter.with(|c| unsafe { *c })
+    }
+}
+
+/// Two threads lock an unlocked object at once: one wins the fused
+/// compare-and-swap, the other enqueues behind it through the meta-lock, and
+/// the winner's fused unlock must then fail and invite it.
+#[test]
+fn fused_lock_races_slow_enqueue() {
+    loom::model(|| {
+        let object = Object::new(7);
+        let other = Arc::clone(&object);
+        let t = thread::spawn(move || other.increment());
+        object.increment();
+        t.join().unwrap();
+        assert_eq!(object.count(), 2);
+        assert_eq!(object.word.payload(), 7);
+        assert!(!object.word.is_locked());
+    });
+}
+
+/// The owner entered recursively through the fast path; a contender queues
+/// while the owner unwinds both levels.
+#[test]
+fn recursive_fast_exit_races_enqueue() {
+    loom::model(|| {
+        let object = Object::new(3);
+        let other = Arc::clone(&object);
+        let t = thread::spawn(move || other.increment());
+        {
+            let outer = object.word.lock();
+            let inner = object.word.lock();
+            assert_eq!(inner.depth(), 2);
+            // SAFETY: the monitor is held.
+            object.counter.with_mut(|c| unsafe { *c += 1 });
+            drop(inner);
+            drop(outer);
+        }
+        t.join().unwrap();
+        assert_eq!(object.count(), 2);
+        assert_eq!(object.word.payload(), 3);
+    });
+}
+
+/// A payload change while the owner holds the monitor through the fast
+/// path must survive the owner's unlock, which must not put the old payload
+/// back.
+#[test]
+fn fused_unlock_races_set_payload() {
+    loom::model(|| {
+        let object = Object::new(5);
+        let other = Arc::clone(&object);
+        let t = thread::spawn(move || other.word.set_payload(9));
+        object.increment();
+        t.join().unwrap();
+        assert_eq!(object.word.payload(), 9);
+        assert!(!object.word.is_locked());
+    });
+}
+
+/// try_lock against a fused lock: exactly the successful attempts count.
+#[test]
+fn try_lock_races_fused_lock() {
+    loom::model(|| {
+        let object = Object::new(1);
+        let other = Arc::clone(&object);
+        let t = thread::spawn(move || {
+            let guard = other.word.try_lock();
+            if guard.is_some() {
+                // SAFETY: the monitor is held.
+                other.counter.with_mut(|c| unsafe { *c += 1 });
+            }
+            u32::from(guard.is_some())
+        });
+        object.increment();
+        let tried = t.join().unwrap();
+        assert_eq!(object.count(), 1 + tried);
+        assert_eq!(object.word.payload(), 1);
+    });
+}

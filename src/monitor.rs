@@ -29,7 +29,7 @@ use core::time::Duration;
 use crate::exec_env::ExecEnv;
 use crate::lock_record::LockRecord;
 use crate::platform::{self, Instant};
-use crate::primitive::Ordering;
+use crate::primitive::{Ordering, SpinWait};
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, record_of, state};
 
 /// Whether lock and unlock of an uncontended object use the fused
@@ -197,13 +197,10 @@ impl MultiUseWord {
     /// little (then yields a little) in case it leaves soon: a short critical
     /// section then costs no sleep and wake-up. Gives up at once when there
     /// is a queue, so that a newcomer does not spin past threads that
-    /// already sleep, and under loom, whose scheduler a spin would stall.
+    /// already sleep.
     #[cfg(not(metalock_swap_only))]
     fn spin_then_fused_lock(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
-        if cfg!(loom) {
-            return None;
-        }
-        let backoff = crossbeam_utils::Backoff::new();
+        let mut spin = SpinWait::default();
         loop {
             // Relaxed: the compare-and-swap in `fused_lock` orders the data.
             let bits = self.word.load(Ordering::Relaxed);
@@ -214,10 +211,9 @@ impl MultiUseWord {
             } else if state(bits) != LOCKED || bits & QUEUE_SUMMARY != 0 || owner_is(bits, ee) {
                 return None;
             }
-            if backoff.is_completed() {
+            if !spin.spin() {
                 return None;
             }
-            backoff.snooze();
         }
     }
 
@@ -304,10 +300,7 @@ impl MultiUseWord {
             // made under the meta-lock, which orders them.
             ee.monitor_signal.store(false, Ordering::Relaxed);
             self.release_meta_lock(ee, bits);
-            // Acquire pairs with the Release store of the inviting exit.
-            while !ee.monitor_signal.load(Ordering::Acquire) {
-                ee.parker.park(None);
-            }
+            self.await_invitation(ee);
             bits = self.get_meta_lock(ee);
         }
         debug_assert_eq!(
@@ -327,6 +320,31 @@ impl MultiUseWord {
             self.release_meta_lock(ee, locked_bits_with_summary(record));
         }
         record
+    }
+
+    /// Waits, queued, until an exit invites this thread to re-contend. Spins
+    /// a little first, and stops early when it sees the monitor released:
+    /// with a short critical section the owner is gone before a sleep and
+    /// wake-up would pay off, and a spinning thread needs no wake-up call.
+    fn await_invitation(&self, ee: &ExecEnv) {
+        let mut spin = SpinWait::default();
+        loop {
+            // Acquire pairs with the Release store of the inviting exit.
+            if ee.monitor_signal.load(Ordering::Acquire) {
+                return;
+            }
+            // Relaxed: only a hint; the meta-lock orders what follows.
+            if state(self.word.load(Ordering::Relaxed)) == WAITERS {
+                return;
+            }
+            if !spin.spin() {
+                break;
+            }
+        }
+        // Acquire: as above.
+        while !ee.monitor_signal.load(Ordering::Acquire) {
+            ee.parker.park(None);
+        }
     }
 
     /// The non-blocking part of `try_lock`, through the meta-lock.
