@@ -1,18 +1,178 @@
-//! Loom models of the meta-lock: mutual exclusion and both hand-off cases.
+//! Loom models of the meta-lock: mutual exclusion, both hand-off cases, a
+//! thread that goes through several hand-offs, and the payload.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_meta_lock`.
+//!
+//! The two-thread models explore every interleaving; the three-thread models
+//! and the one with repeated hand-offs are bounded (see [`bounded`]). Every
+//! model that can hand off counts the outcomes of the race over all its
+//! executions and fails unless it explored both.
 #![cfg(loom)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
+use metalock::__hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
+
+// ---------------------------------------------------------------------------
+// Harness.
+// ---------------------------------------------------------------------------
+
+/// The hand-off hook is global and the models of this binary run in
+/// parallel; every model takes this lock so that the event counts of one are
+/// not polluted by another.
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Events of the current execution. Loom runs the executions of a model one
+/// after the other, so plain (`core`) atomics reset at the start of each
+/// execution count that execution alone.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+static SUCCESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+static PREDECESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+
+fn count(event: HandoffEvent) {
+    let counter = match event {
+        HandoffEvent::SuccessorQueued => &QUEUED,
+        HandoffEvent::SuccessorWon => &SUCCESSOR_WON,
+        HandoffEvent::PredecessorWon => &PREDECESSOR_WON,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Outcomes of the race added up over all the executions of a model.
+static TOTAL_SUCCESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+static TOTAL_PREDECESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the counting hook for the length of a model (the model's closure
+/// must be `'static`, hence the statics).
+struct Events;
+
+impl Events {
+    fn install() -> Self {
+        TOTAL_SUCCESSOR_WON.store(0, Ordering::Relaxed);
+        TOTAL_PREDECESSOR_WON.store(0, Ordering::Relaxed);
+        EXECUTIONS.store(0, Ordering::Relaxed);
+        set_handoff_hook(Some(count));
+        Events
+    }
+
+    /// Call first thing in an execution.
+    fn begin() {
+        QUEUED.store(0, Ordering::Relaxed);
+        SUCCESSOR_WON.store(0, Ordering::Relaxed);
+        PREDECESSOR_WON.store(0, Ordering::Relaxed);
+    }
+
+    /// Call last thing in an execution, after joining every thread: each
+    /// thread that found the word BUSY lost or won its race exactly once.
+    fn end() {
+        let queued = QUEUED.load(Ordering::Relaxed);
+        let succ = SUCCESSOR_WON.load(Ordering::Relaxed);
+        let pred = PREDECESSOR_WON.load(Ordering::Relaxed);
+        assert_eq!(
+            queued,
+            succ + pred,
+            "a queued thread did not resolve its race exactly once"
+        );
+        TOTAL_SUCCESSOR_WON.fetch_add(succ, Ordering::Relaxed);
+        TOTAL_PREDECESSOR_WON.fetch_add(pred, Ordering::Relaxed);
+        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Prints the totals of the model, and checks that it explored both
+    /// outcomes of the hand-off race. (The swap-only meta-lock of section
+    /// 5.4 has no hand-off, hence no events.)
+    fn assert_both_cases(&self, model: &str) {
+        let succ = TOTAL_SUCCESSOR_WON.load(Ordering::Relaxed);
+        let pred = TOTAL_PREDECESSOR_WON.load(Ordering::Relaxed);
+        let executions = EXECUTIONS.load(Ordering::Relaxed);
+        println!("{model}: {executions} executions, hand-offs: {succ} in case 1, {pred} in case 2");
+        if cfg!(metalock_swap_only) {
+            assert_eq!((succ, pred), (0, 0));
+        } else {
+            assert!(succ > 0, "{model}: case 1 (successor wins) never explored");
+            assert!(
+                pred > 0,
+                "{model}: case 2 (predecessor wins) never explored"
+            );
+        }
+    }
+
+    /// Prints the number of executions of the model.
+    fn report(&self, model: &str) {
+        let executions = EXECUTIONS.load(Ordering::Relaxed);
+        println!("{model}: {executions} executions");
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        set_handoff_hook(None);
+    }
+}
+
+/// A model small enough to explore every interleaving (no preemption bound;
+/// `LOOM_MAX_PREEMPTIONS` does not weaken it).
+fn exhaustive() -> loom::model::Builder {
+    explore(None)
+}
+
+/// A model explored up to `bound` preemptions, which keeps it to seconds.
+/// `LOOM_MAX_PREEMPTIONS` may raise the bound for a deeper run, not lower
+/// it: these models are cheap at their own bound, and a global
+/// `LOOM_MAX_PREEMPTIONS=2` would leave them far less thorough.
+fn bounded(bound: usize) -> loom::model::Builder {
+    explore(Some(bound))
+}
+
+fn explore(bound: Option<usize>) -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    let env = builder.preemption_bound;
+    builder.preemption_bound = if cfg!(metalock_swap_only) {
+        // The test-and-set meta-lock of section 5.4 retries until it gets
+        // in, so no contended model is finite without a bound:
+        // `LOOM_MAX_PREEMPTIONS`, or 2. (Even bounded, loom may order a
+        // waiter's swap before the holder's release, a plain store, any
+        // number of times, and reports that as too many branches.)
+        Some(env.unwrap_or(2))
+    } else {
+        bound.map(|bound| env.map_or(bound, |env| env.max(bound)))
+    };
+    builder
+}
 
 struct Shared {
     word: MultiUseWord,
     counter: UnsafeCell<usize>,
 }
 
-// SAFETY: `counter` is only accessed under the meta-lock of `word`.
+// SAFETY: `counter` is only accessed under the meta-lock of `word` (or by the
+// model's main thread after joining every other thread).
 unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new(payload: usize) -> Arc<Self> {
+        Arc::new(Shared {
+            word: MultiUseWord::with_payload(payload),
+            counter: UnsafeCell::new(0),
+        })
+    }
+
+    fn count(&self) -> usize {
+        // SAFETY: called after every other thread was joined; loom checks it.
+        self.counter.with(|c| unsafe { *c })
+    }
+}
 
 fn increment(shared: &Shared) {
     shared.word.__with_meta_lock(|| {
@@ -21,18 +181,157 @@ fn increment(shared: &Shared) {
     });
 }
 
+// ---------------------------------------------------------------------------
+// Mutual exclusion and hand-off coverage.
+// ---------------------------------------------------------------------------
+
+/// Two threads, one acquisition each. This small model explores every
+/// interleaving of the hand-off, so it must reach both cases of the race.
 #[test]
 fn two_threads_mutual_exclusion() {
-    loom::model(|| {
-        let shared = Arc::new(Shared {
-            word: MultiUseWord::with_payload(5),
-            counter: UnsafeCell::new(0),
-        });
+    let _serial = serial();
+    let events = Events::install();
+    exhaustive().check(|| {
+        Events::begin();
+        let shared = Shared::new(5);
         let other = Arc::clone(&shared);
         let t = thread::spawn(move || increment(&other));
         increment(&shared);
         t.join().unwrap();
-        shared.counter.with(|c| assert_eq!(unsafe { *c }, 2));
+        assert_eq!(shared.count(), 2);
         assert_eq!(shared.word.payload(), 5);
+        Events::end();
     });
+    events.assert_both_cases("two threads");
+}
+
+/// Three threads, one acquisition each: hand-off chains of length two, where
+/// a thread is successor and then predecessor.
+#[test]
+fn three_threads_mutual_exclusion() {
+    let _serial = serial();
+    let events = Events::install();
+    bounded(5).check(|| {
+        Events::begin();
+        let shared = Shared::new(6);
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let other = Arc::clone(&shared);
+                thread::spawn(move || increment(&other))
+            })
+            .collect();
+        increment(&shared);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(shared.count(), 3);
+        assert_eq!(shared.word.payload(), 6);
+        Events::end();
+    });
+    events.assert_both_cases("three threads");
+}
+
+/// Two threads, two acquisitions each: a thread's EE serves in a second
+/// hand-off after its first one, so its `handoff` field must be back to idle
+/// (and seen so by the next successor).
+#[test]
+fn repeated_handoffs() {
+    let _serial = serial();
+    let events = Events::install();
+    bounded(5).check(|| {
+        Events::begin();
+        let shared = Shared::new(7);
+        let other = Arc::clone(&shared);
+        let t = thread::spawn(move || {
+            increment(&other);
+            increment(&other);
+        });
+        increment(&shared);
+        increment(&shared);
+        t.join().unwrap();
+        assert_eq!(shared.count(), 4);
+        assert_eq!(shared.word.payload(), 7);
+        Events::end();
+    });
+    events.assert_both_cases("repeated hand-offs");
+}
+
+/// Two words, taken in opposite orders (never both at once): a thread is
+/// predecessor on one word, then successor on the other, and the roles of
+/// the two threads swap.
+#[test]
+fn two_words_crossing() {
+    let _serial = serial();
+    let events = Events::install();
+    exhaustive().check(|| {
+        Events::begin();
+        let a = Shared::new(1);
+        let b = Shared::new(2);
+        let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+        let t = thread::spawn(move || {
+            increment(&b2);
+            increment(&a2);
+        });
+        increment(&a);
+        increment(&b);
+        t.join().unwrap();
+        assert_eq!((a.count(), b.count()), (2, 2));
+        assert_eq!((a.word.payload(), b.word.payload()), (1, 2));
+        Events::end();
+    });
+    events.assert_both_cases("two words");
+}
+
+// ---------------------------------------------------------------------------
+// Payload.
+// ---------------------------------------------------------------------------
+
+/// `payload` and `set_payload` racing a meta-lock holder: they go through the
+/// meta-lock while the word is BUSY and through the word otherwise, and the
+/// payload is never lost or torn.
+#[test]
+fn payload_preserved() {
+    let _serial = serial();
+    let events = Events::install();
+    exhaustive().check(|| {
+        Events::begin();
+        let shared = Shared::new(5);
+        let other = Arc::clone(&shared);
+        let t = thread::spawn(move || increment(&other));
+        let seen = shared.word.payload();
+        shared.word.set_payload(9);
+        let after = shared.word.payload();
+        t.join().unwrap();
+        assert_eq!(seen, 5);
+        assert_eq!(after, 9);
+        assert_eq!(shared.word.payload(), 9);
+        assert_eq!(shared.count(), 1);
+        Events::end();
+    });
+    events.report("payload preserved");
+}
+
+/// A writer, a reader and a meta-lock holder: the reader sees the old or the
+/// new payload, and the holder's release (which restores the bits it took)
+/// never undoes the write.
+#[test]
+fn payload_three_threads() {
+    let _serial = serial();
+    let events = Events::install();
+    bounded(4).check(|| {
+        Events::begin();
+        let shared = Shared::new(3);
+        let holder = Arc::clone(&shared);
+        let writer = Arc::clone(&shared);
+        let h = thread::spawn(move || increment(&holder));
+        let w = thread::spawn(move || writer.word.set_payload(4));
+        let seen = shared.word.payload();
+        assert!(seen == 3 || seen == 4, "torn payload {seen}");
+        h.join().unwrap();
+        w.join().unwrap();
+        assert_eq!(shared.word.payload(), 4);
+        assert_eq!(shared.count(), 1);
+        Events::end();
+    });
+    events.report("payload, three threads");
 }

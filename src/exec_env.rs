@@ -65,6 +65,9 @@ pub(crate) struct ExecEnv {
     pub(crate) records_out: UnsafeCell<usize>,
     /// Thread-owned: size of the next refill of the free list.
     pub(crate) next_batch: UnsafeCell<usize>,
+    /// Thread-owned: the thread runs user code under a meta-lock (the test
+    /// seam `__with_meta_lock`), so it must not take another one.
+    pub(crate) in_meta_lock_seam: UnsafeCell<bool>,
     /// Event counters of the threads bound to this EE.
     #[cfg(all(feature = "stats", not(loom)))]
     pub(crate) stats: crate::stats::ThreadStats,
@@ -100,6 +103,7 @@ impl ExecEnv {
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),
             next_batch: UnsafeCell::new(crate::lock_record::FIRST_BATCH),
+            in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]
             stats: crate::stats::ThreadStats::new(),
             #[cfg(all(feature = "stats", not(loom)))]

@@ -39,12 +39,15 @@
 //!   writes `IDLE` and signals the predecessor. The predecessor waits because
 //!   its `meta_lock_bits` must stay put until they are taken.
 //!
-//! A thread is in at most one hand-off as predecessor (it holds at most one
-//! meta-lock, and a release does not return before its hand-off ends) and at
-//! most one as successor (it blocks until its hand-off ends), and the two
-//! roles use disjoint fields, so one thread may be a successor on one object
-//! while its own successor on another queues behind it. Nobody spins: the
-//! thread that arrives first blocks on its parker.
+//! Invariant: a thread holds at most one meta-lock at a time. The crate's
+//! operations never nest them, and `check_not_in_seam` refuses nesting from
+//! the one place user code runs under a meta-lock. So a thread is in at most
+//! one hand-off as predecessor (a release does not return before its
+//! hand-off ends) and at most one as successor (it blocks until its hand-off
+//! ends). The two roles use disjoint fields, because a thread that waits as
+//! successor may already be named as predecessor by the thread that swapped
+//! in behind it on the same word. Nobody spins: the thread that arrives
+//! first blocks on its parker.
 //!
 //! # Memory orderings
 //!
@@ -75,6 +78,7 @@ impl MultiUseWord {
     /// BUSY (Fig. 11).
     #[inline]
     pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+        check_not_in_seam(ee);
         count!(ee, get_meta_lock);
         let lock_bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
         if state(lock_bits) != BUSY {
@@ -197,8 +201,9 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
 impl MultiUseWord {
     /// Takes the meta-lock and returns the word it replaced, never BUSY.
     #[inline]
-    pub(crate) fn get_meta_lock(&self, _ee: &ExecEnv) -> usize {
-        count!(_ee, get_meta_lock);
+    pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+        check_not_in_seam(ee);
+        count!(ee, get_meta_lock);
         // AcqRel: Acquire pairs with the Release store of the previous
         // holder; the swap publishes nothing, but AcqRel costs nothing more
         // for the sequentially consistent assembly swaps.
@@ -206,7 +211,7 @@ impl MultiUseWord {
         if state(bits) != BUSY {
             return bits;
         }
-        count!(_ee, get_meta_lock_slow);
+        count!(ee, get_meta_lock_slow);
         self.get_meta_lock_contended()
     }
 
@@ -255,6 +260,23 @@ fn sleep(platform: &dyn crate::platform::Platform, step: u32) {
     }
 }
 
+/// Refuses a second meta-lock to a thread that runs user code under one.
+///
+/// The crate's own operations hold one meta-lock at a time, which the
+/// hand-off relies on (see the module docs); only the `__with_meta_lock`
+/// seam runs arbitrary code under a meta-lock. Checked before the swap, so
+/// the refusal leaves every word's swap order intact.
+#[inline(always)]
+fn check_not_in_seam(ee: &ExecEnv) {
+    // SAFETY: a thread-owned field of the calling thread's EE.
+    let in_seam = ee.in_meta_lock_seam.with(|s| unsafe { *s });
+    assert!(
+        !in_seam,
+        "metalock: this thread already holds a meta-lock (inside __with_meta_lock) and asked \
+         for another; a thread holds at most one meta-lock at a time"
+    );
+}
+
 /// Observation points on the hand-off slow path, so that tests can drive and
 /// see each case of the race. Not part of the API.
 #[doc(hidden)]
@@ -299,8 +321,12 @@ pub mod hooks {
 impl MultiUseWord {
     /// Runs `f` while holding the word's meta-lock, releasing it with the
     /// bits unchanged however `f` ends. A test seam for the meta-lock alone,
-    /// not part of the API: any other operation on the same word from inside
-    /// `f` deadlocks.
+    /// not part of the API.
+    ///
+    /// # Panics
+    ///
+    /// Any metalock operation from inside `f`, on any word, panics before
+    /// taking a second meta-lock: a thread holds at most one.
     #[doc(hidden)]
     pub fn __with_meta_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Release<'a> {
@@ -310,11 +336,17 @@ impl MultiUseWord {
         }
         impl Drop for Release<'_> {
             fn drop(&mut self) {
+                // SAFETY: thread-owned field of our EE.
+                self.ee
+                    .in_meta_lock_seam
+                    .with_mut(|s| unsafe { *s = false });
                 self.word.release_meta_lock(self.ee, self.bits);
             }
         }
         let ee = ExecEnv::current();
         let bits = self.get_meta_lock(ee);
+        // SAFETY: thread-owned field of our EE.
+        ee.in_meta_lock_seam.with_mut(|s| unsafe { *s = true });
         let _release = Release {
             word: self,
             ee,

@@ -51,8 +51,15 @@ impl Word {
         self.0.load(order)
     }
 
+    /// Stores `bits`. Under loom, a swap: loom does not bound how long a
+    /// plain store may stay invisible to another thread's retried swaps, so
+    /// a test-and-set retry loop would never end in its model, while
+    /// hardware makes a store visible in finite time.
     #[inline(always)]
     pub(crate) fn store(&self, bits: usize, order: Ordering) {
+        #[cfg(loom)]
+        self.0.swap(bits, order);
+        #[cfg(not(loom))]
         self.0.store(bits, order)
     }
 
