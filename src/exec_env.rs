@@ -62,7 +62,7 @@ pub(crate) struct ExecEnv {
     /// Thread-owned: first free lock record.
     pub(crate) free_records: UnsafeCell<*mut LockRecord>,
     /// Thread-owned: lock records taken from the free list and not returned.
-    pub(crate) records_out: UnsafeCell<usize>,
+    pub(crate) records_owned: UnsafeCell<usize>,
     /// Thread-owned: size of the next refill of the free list.
     pub(crate) next_batch: UnsafeCell<usize>,
     /// Thread-owned: the thread runs user code under a meta-lock (the test
@@ -101,7 +101,7 @@ impl ExecEnv {
             monitor_signal: AtomicBool::new(false),
             parker: Parker::new(),
             free_records: UnsafeCell::new(ptr::null_mut()),
-            records_out: UnsafeCell::new(0),
+            records_owned: UnsafeCell::new(0),
             next_batch: UnsafeCell::new(crate::lock_record::FIRST_BATCH),
             in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]
@@ -135,11 +135,14 @@ impl ExecEnv {
         binding::current()
     }
 
-    /// Whether the EE has lock records out; read when its thread exits.
+    /// Whether some of the EE's lock records are not on its free list (in a
+    /// queue, or held through a forgotten guard). Walks the list, which is
+    /// fine when a thread exits and keeps counting off the hot paths.
     #[cfg(not(loom))]
     fn has_records_out(&self) -> bool {
-        // SAFETY: thread-owned field, read by the exiting bound thread.
-        self.records_out.with(|n| unsafe { *n } != 0)
+        // SAFETY: thread-owned fields, read by the exiting bound thread.
+        let owned = self.records_owned.with(|n| unsafe { *n });
+        owned != self.free_record_count()
     }
 }
 

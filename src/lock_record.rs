@@ -150,19 +150,62 @@ impl ExecEnv {
     /// `self` is the calling thread's EE.
     #[inline]
     pub(crate) unsafe fn alloc_lock_record(&self) -> &'static LockRecord {
-        // SAFETY: the free list and counters are owned by the calling thread,
-        // and every record on the list lives forever.
+        // SAFETY: caller's contract.
+        unsafe {
+            let record = self.peek_lock_record();
+            self.take_lock_record(record);
+            record
+        }
+    }
+
+    /// The record `alloc_lock_record` would return, left on the free list:
+    /// the fused lock fills it in and takes it only once its
+    /// compare-and-swap succeeded, so that nothing but the displaced payload
+    /// is stored before the locked instruction.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn peek_lock_record(&self) -> &'static LockRecord {
+        // SAFETY: the free list is owned by the calling thread, and every
+        // record on it lives forever.
         unsafe {
             let mut head = self.free_records.with(|h| *h);
             if head.is_null() {
                 head = self.refill();
+                self.free_records.with_mut(|h| *h = head);
             }
-            let record = &*head;
+            &*head
+        }
+    }
+
+    /// Takes `record`, the head of the free list, off it.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and `record` came from
+    /// `peek_lock_record` with no list change since.
+    #[inline(always)]
+    pub(crate) unsafe fn take_lock_record(&self, record: &LockRecord) {
+        // SAFETY: caller's contract; thread-owned fields.
+        unsafe {
+            debug_assert!(ptr::eq(self.free_records.with(|h| *h), record));
             let next = record.free_next.with(|n| *n);
             self.free_records.with_mut(|h| *h = next);
-            self.records_out.with_mut(|n| *n += 1);
-            record
         }
+    }
+
+    /// How many records are on the free list.
+    pub(crate) fn free_record_count(&self) -> usize {
+        let mut n = 0;
+        // SAFETY: thread-owned list of records that live forever.
+        let mut record = self.free_records.with(|h| unsafe { *h });
+        // SAFETY: as above.
+        while let Some(r) = unsafe { record.as_ref() } {
+            n += 1;
+            // SAFETY: as above.
+            record = r.free_next.with(|next| unsafe { *next });
+        }
+        n
     }
 
     /// Puts back a record this thread allocated, restoring its presets.
@@ -199,7 +242,6 @@ impl ExecEnv {
             record.free_next.with_mut(|n| *n = head);
             self.free_records
                 .with_mut(|h| *h = record as *const LockRecord as *mut LockRecord);
-            self.records_out.with_mut(|n| *n -= 1);
         }
     }
 
@@ -214,6 +256,8 @@ impl ExecEnv {
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+        // SAFETY: thread-owned counter.
+        self.records_owned.with_mut(|owned| unsafe { *owned += n });
         let batch: &'static mut [LockRecord] = alloc::vec::Vec::leak(
             (0..n)
                 .map(|_| LockRecord::new(self))

@@ -170,7 +170,7 @@ impl MultiUseWord {
     #[inline(always)]
     fn fused_lock(&self, ee: &ExecEnv, neutral: usize) -> Option<&'static LockRecord> {
         // SAFETY: `ee` is the calling thread's EE.
-        let record = unsafe { ee.alloc_lock_record() };
+        let record = unsafe { ee.peek_lock_record() };
         record.set_displaced(neutral);
         // AcqRel: Acquire pairs with the Release of the previous unlock (the
         // critical section before it happens before ours); Release publishes
@@ -182,14 +182,14 @@ impl MultiUseWord {
             Ordering::Relaxed,
         ) {
             Ok(_) => {
+                // SAFETY: `record` is still the head of our free list.
+                unsafe { ee.take_lock_record(record) };
                 count!(ee, extra_fast_hits);
                 Some(record)
             }
-            Err(_) => {
-                // SAFETY: the record was never published.
-                unsafe { ee.recycle_pristine_lock_record(record) };
-                None
-            }
+            // The record stays on the free list, its displaced payload
+            // overwritten by the next use.
+            Err(_) => None,
         }
     }
 
@@ -371,7 +371,7 @@ impl MultiUseWord {
     }
 
     /// Leaves one level of the monitor that `record` owns.
-    #[inline]
+    #[inline(always)]
     fn exit(&self, record: &'static LockRecord) {
         // SAFETY: the guard that calls us lives on the owner's thread.
         let count = unsafe { record.count() };
