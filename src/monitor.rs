@@ -16,11 +16,20 @@
 //! # Policy
 //!
 //! As in the paper, a releasing thread does not hand the monitor over: it
-//! leaves the word WAITERS and invites the first thread in the queue that is
-//! waiting to enter (renouncement). The invited thread re-contends with new
-//! arrivals and, if it loses, waits for the next invitation. A notification
-//! only clears a waiter's waiting-for-notify flag; the waiter then re-contends
-//! when a release invites it.
+//! invites the first thread of the queue that waits to enter, and that
+//! thread re-contends with new arrivals (renouncement). One departure: the
+//! invited thread's record leaves the queue with the invitation, not when it
+//! finally gets the monitor. While it wakes up, the queue is often empty and
+//! the object back to NEUTRAL, so the threads that are running keep the
+//! extra-fast path instead of all going through the meta-lock behind a
+//! thread that is not running yet (with the paper's order, a queue that
+//! formed once under contention tended to stay, and every operation paid for
+//! the meta-lock). The invited thread re-contends like a newcomer and queues
+//! again if it loses. A notification only clears a waiter's flag; the waiter
+//! re-contends when an exit invites it, or when its time runs out, in which
+//! case it takes its record out of the queue itself. Contenders spin briefly
+//! (`SpinWait`) before queueing behind an owner nobody else waits for, and
+//! before sleeping until their invitation.
 
 use core::marker::PhantomData;
 use core::ptr;
@@ -44,21 +53,6 @@ pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", met
 #[inline(always)]
 fn locked_bits(record: &LockRecord) -> usize {
     record as *const LockRecord as usize | LOCKED
-}
-
-/// The LOCKED word for head `record`, with the queue summary set when
-/// something is queued behind it.
-///
-/// # Safety
-/// The caller holds the meta-lock and `record` heads the object's queue.
-#[inline]
-unsafe fn locked_bits_with_summary(record: &LockRecord) -> usize {
-    // SAFETY: the caller holds the meta-lock.
-    if unsafe { record.queue() }.is_null() {
-        locked_bits(record)
-    } else {
-        locked_bits(record) | QUEUE_SUMMARY
-    }
 }
 
 impl MultiUseWord {
@@ -171,42 +165,66 @@ impl MultiUseWord {
     fn fused_lock(&self, ee: &ExecEnv, neutral: usize) -> Option<&'static LockRecord> {
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
+        if !self.fused_install(record, neutral) {
+            // The record stays on the free list; its displaced payload is
+            // overwritten by the next use.
+            return None;
+        }
+        // SAFETY: `record` is still the head of our free list.
+        unsafe { ee.take_lock_record(record) };
+        count!(ee, extra_fast_hits);
+        Some(record)
+    }
+
+    /// NEUTRAL to LOCKED by `record` (ours, in no queue) in one
+    /// compare-and-swap from `neutral`.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    fn fused_install(&self, record: &LockRecord, neutral: usize) -> bool {
         record.set_displaced(neutral);
         // AcqRel: Acquire pairs with the Release of the previous unlock (the
         // critical section before it happens before ours); Release publishes
         // the record's displaced payload to meta-lock holders.
-        match self.word.compare_exchange(
-            neutral,
-            locked_bits(record),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => {
-                // SAFETY: `record` is still the head of our free list.
-                unsafe { ee.take_lock_record(record) };
-                count!(ee, extra_fast_hits);
-                Some(record)
-            }
-            // The record stays on the free list, its displaced payload
-            // overwritten by the next use.
-            Err(_) => None,
-        }
+        self.word
+            .compare_exchange(
+                neutral,
+                locked_bits(record),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 
-    /// Before queueing behind an owner that nobody else waits for, spins a
-    /// little (then yields a little) in case it leaves soon: a short critical
-    /// section then costs no sleep and wake-up. Gives up at once when there
-    /// is a queue, so that a newcomer does not spin past threads that
-    /// already sleep.
+    /// Before going through the meta-lock, spins a little (then yields a
+    /// little) while an owner that nobody queues behind holds the monitor,
+    /// in case it leaves soon: a short critical section then costs no sleep
+    /// and wake-up, and no meta-lock. Gives up at once when there is a
+    /// queue, so that a thread does not spin past threads that already
+    /// sleep. Installs `record` if given (a thread re-contending with its
+    /// own record), else a fresh one.
     #[cfg(not(metalock_swap_only))]
-    fn spin_then_fused_lock(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
+    fn spin_then_fused_lock(
+        &self,
+        ee: &ExecEnv,
+        record: Option<&'static LockRecord>,
+    ) -> Option<&'static LockRecord> {
         let mut spin = SpinWait::default();
         loop {
-            // Relaxed: the compare-and-swap in `fused_lock` orders the data.
+            // Relaxed: the compare-and-swap that installs orders the data.
             let bits = self.word.load(Ordering::Relaxed);
             if state(bits) == NEUTRAL {
-                if let Some(record) = self.fused_lock(ee, bits) {
-                    return Some(record);
+                match record {
+                    None => {
+                        if let Some(record) = self.fused_lock(ee, bits) {
+                            return Some(record);
+                        }
+                    }
+                    Some(record) => {
+                        if self.fused_install(record, bits) {
+                            count!(ee, extra_fast_hits);
+                            return Some(record);
+                        }
+                    }
                 }
             } else if state(bits) != LOCKED || bits & QUEUE_SUMMARY != 0 || owner_is(bits, ee) {
                 return None;
@@ -222,128 +240,108 @@ impl MultiUseWord {
     #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
     fn enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
         #[cfg(not(metalock_swap_only))]
-        if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee) {
+        if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {
             return record;
         }
         count!(ee, extra_fast_misses);
         let bits = self.get_meta_lock(ee);
-        // SAFETY: we hold the meta-lock, so the word's records
-        // and their queue fields are ours to read and change; `ee` is the
-        // calling thread's EE.
-        unsafe {
-            match state(bits) {
-                NEUTRAL => self.enter_neutral(ee, bits),
-                WAITERS => self.enter_waiters(ee, bits),
-                _ => {
-                    let owner = &*record_of(bits);
-                    if ptr::eq(owner.owner(), ee) {
-                        self.release_meta_lock(ee, bits);
-                        assert!(REENTRANT, "{REENTERED}");
-                        owner.set_count(owner.count() + 1);
-                        owner
-                    } else {
-                        let record = ee.alloc_lock_record();
-                        append_to_queue(owner, record);
-                        self.enter_contended(ee, record, bits | QUEUE_SUMMARY)
-                    }
-                }
+        if state(bits) == LOCKED {
+            // SAFETY: a LOCKED word points at the owner's live record.
+            let owner = unsafe { &*record_of(bits) };
+            if ptr::eq(owner.owner(), ee) {
+                self.release_meta_lock(ee, bits);
+                assert!(REENTRANT, "{REENTERED}");
+                // SAFETY: the count is ours (owner-only field).
+                unsafe { owner.set_count(owner.count() + 1) };
+                return owner;
             }
         }
-    }
-
-    /// NEUTRAL to LOCKED under the meta-lock.
-    ///
-    /// # Safety
-    /// We hold the meta-lock, the word was `bits` (NEUTRAL), `ee` is ours.
-    unsafe fn enter_neutral(&self, ee: &ExecEnv, bits: usize) -> &'static LockRecord {
-        // SAFETY: `ee` is the calling thread's EE.
-        let record = unsafe { ee.alloc_lock_record() };
-        record.set_displaced(bits);
-        self.release_meta_lock(ee, locked_bits(record));
-        record
-    }
-
-    /// WAITERS to LOCKED under the meta-lock, our new record in front.
-    ///
-    /// # Safety
-    /// We hold the meta-lock, the word was `bits` (WAITERS), `ee` is ours.
-    unsafe fn enter_waiters(&self, ee: &ExecEnv, bits: usize) -> &'static LockRecord {
-        // SAFETY: caller's contract; WAITERS points at the queue's head.
+        // SAFETY: we hold the meta-lock at `bits`, not owned by us, and `ee`
+        // is the calling thread's EE.
         unsafe {
             let record = ee.alloc_lock_record();
-            let first = &*record_of(bits);
-            record.set_queue(record_of(bits));
-            record.set_displaced(first.displaced());
-            self.release_meta_lock(ee, locked_bits(record) | QUEUE_SUMMARY);
-            record
+            self.acquire_held(ee, record, bits)
         }
     }
 
-    /// monitorEnterSlow (Fig. 7, left): our record is in the queue and we
-    /// hold the meta-lock with the word at `bits`. Sleeps until invited while
-    /// the monitor is LOCKED, then moves our record to the front.
+    /// Makes `record` the owner of a monitor that nobody owns: NEUTRAL to
+    /// LOCKED, or WAITERS to LOCKED with `record` in front of the queue.
+    /// Releases the meta-lock.
     ///
     /// # Safety
-    /// We hold the meta-lock, the word was `bits` (LOCKED or WAITERS), and
-    /// `record` is ours and in the object's queue.
-    unsafe fn enter_contended(
+    /// We hold the meta-lock at `bits` (NEUTRAL or WAITERS); `record` is ours
+    /// and in no queue.
+    unsafe fn install(&self, ee: &ExecEnv, record: &LockRecord, bits: usize) {
+        if state(bits) == NEUTRAL {
+            record.set_displaced(bits);
+            // SAFETY: `record` is in no queue.
+            unsafe { record.set_queue(ptr::null_mut()) };
+            self.release_meta_lock(ee, locked_bits(record));
+        } else {
+            debug_assert_eq!(state(bits), WAITERS);
+            let first = record_of(bits);
+            // SAFETY: we hold the meta-lock; WAITERS points at the head,
+            // which holds the displaced payload.
+            unsafe {
+                record.set_queue(first);
+                record.set_displaced((*first).displaced());
+            }
+            self.release_meta_lock(ee, locked_bits(record) | QUEUE_SUMMARY);
+        }
+    }
+
+    /// Enters the monitor with `record` (ours, in no queue), starting with
+    /// the meta-lock held at `bits`. While another thread owns the monitor
+    /// (Fig. 7, monitorEnterSlow), queues the record, sleeps until an exit
+    /// invites this thread (which takes the record out of the queue again),
+    /// and re-contends like a newcomer.
+    ///
+    /// # Safety
+    /// We hold the meta-lock at `bits`, which another thread may own but we
+    /// do not; `record` is ours and in no queue; `ee` is ours.
+    unsafe fn acquire_held(
         &self,
         ee: &ExecEnv,
         record: &'static LockRecord,
         mut bits: usize,
     ) -> &'static LockRecord {
-        if state(bits) == LOCKED {
+        loop {
+            if state(bits) != LOCKED {
+                // SAFETY: caller's contract.
+                unsafe { self.install(ee, record, bits) };
+                return record;
+            }
             count!(ee, blocking_enters);
-        }
-        while state(bits) == LOCKED {
-            // Relaxed: the store and the inviting thread's store are both
+            // SAFETY: we hold the meta-lock; LOCKED points at the head.
+            unsafe { append_to_queue(&*record_of(bits), record) };
+            // Relaxed: this store and the inviting exit's store are both
             // made under the meta-lock, which orders them.
             ee.monitor_signal.store(false, Ordering::Relaxed);
-            self.release_meta_lock(ee, bits);
+            self.release_meta_lock(ee, bits | QUEUE_SUMMARY);
             self.await_invitation(ee);
+            #[cfg(not(metalock_swap_only))]
+            if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
+                return record;
+            }
             bits = self.get_meta_lock(ee);
         }
-        debug_assert_eq!(
-            state(bits),
-            WAITERS,
-            "our record keeps the object out of NEUTRAL"
-        );
-        // SAFETY: we hold the meta-lock and `record` is in the queue headed
-        // by `bits`.
-        unsafe {
-            let first = record_of(bits);
-            if !ptr::eq(first, record) {
-                unlink_from_queue(first, record);
-                record.set_queue(first);
-                record.set_displaced((*first).displaced());
-            }
-            self.release_meta_lock(ee, locked_bits_with_summary(record));
-        }
-        record
     }
 
-    /// Waits, queued, until an exit invites this thread to re-contend. Spins
-    /// a little first, and stops early when it sees the monitor released:
-    /// with a short critical section the owner is gone before a sleep and
-    /// wake-up would pay off, and a spinning thread needs no wake-up call.
+    /// Waits until an exit invites this thread, having taken its record out
+    /// of the queue. Spins a little first: with a short critical section the
+    /// invitation comes before a sleep and wake-up would pay off, and a
+    /// spinning thread needs no wake-up call.
     fn await_invitation(&self, ee: &ExecEnv) {
         let mut spin = SpinWait::default();
-        loop {
-            // Acquire pairs with the Release store of the inviting exit.
-            if ee.monitor_signal.load(Ordering::Acquire) {
-                return;
-            }
-            // Relaxed: only a hint; the meta-lock orders what follows.
-            if state(self.word.load(Ordering::Relaxed)) == WAITERS {
-                return;
-            }
-            if !spin.spin() {
-                break;
-            }
-        }
-        // Acquire: as above.
+        // Acquire (both loops) pairs with the Release store of the inviting
+        // exit: the queue change it made is visible.
         while !ee.monitor_signal.load(Ordering::Acquire) {
-            ee.parker.park(None);
+            if !spin.spin() {
+                while !ee.monitor_signal.load(Ordering::Acquire) {
+                    ee.parker.park(None);
+                }
+                return;
+            }
         }
     }
 
@@ -352,22 +350,24 @@ impl MultiUseWord {
     fn try_enter_slow<const REENTRANT: bool>(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
         count!(ee, extra_fast_misses);
         let bits = self.get_meta_lock(ee);
-        // SAFETY: as in `enter_slow`.
-        unsafe {
-            match state(bits) {
-                NEUTRAL => Some(self.enter_neutral(ee, bits)),
-                WAITERS => Some(self.enter_waiters(ee, bits)),
-                _ => {
-                    let owner = &*record_of(bits);
-                    let mine = REENTRANT && ptr::eq(owner.owner(), ee);
-                    if mine {
-                        owner.set_count(owner.count() + 1);
-                    }
-                    self.release_meta_lock(ee, bits);
-                    mine.then_some(owner)
-                }
+        if state(bits) != LOCKED {
+            // SAFETY: we hold the meta-lock at `bits`, NEUTRAL or WAITERS;
+            // the record is fresh; `ee` is ours.
+            unsafe {
+                let record = ee.alloc_lock_record();
+                self.install(ee, record, bits);
+                return Some(record);
             }
         }
+        // SAFETY: a LOCKED word points at the owner's live record.
+        let owner = unsafe { &*record_of(bits) };
+        let mine = REENTRANT && ptr::eq(owner.owner(), ee);
+        if mine {
+            // SAFETY: the count is ours (owner-only field).
+            unsafe { owner.set_count(owner.count() + 1) };
+        }
+        self.release_meta_lock(ee, bits);
+        mine.then_some(owner)
     }
 
     /// Leaves one level of the monitor that `record` owns.
@@ -422,31 +422,35 @@ impl MultiUseWord {
                 self.release_meta_lock(ee, bits);
                 return;
             }
-            let next = record.queue();
-            if next.is_null() {
-                self.release_meta_lock(ee, record.displaced());
-            } else {
-                (*next).set_displaced(record.displaced());
-                self.release_and_invite(ee, &*next);
-            }
+            let mut rest = record.queue();
+            let invited = take_first_contender(&mut rest);
+            let release = match rest.as_ref() {
+                None => record.displaced(),
+                Some(head) => {
+                    head.set_displaced(record.displaced());
+                    rest as usize | WAITERS
+                }
+            };
+            self.release_and_invite(ee, release, invited);
             ee.recycle_lock_record(record);
         }
     }
 
-    /// monitorExitSlow (Fig. 7, right): leaves the word WAITERS with `head`
-    /// first and invites the first thread of the queue that waits to enter.
-    ///
-    /// # Safety
-    /// We hold the meta-lock; `head` is the record that heads the queue once
-    /// the monitor is released.
-    unsafe fn release_and_invite(&self, ee: &ExecEnv, head: &LockRecord) {
-        // SAFETY: caller's contract.
-        let invited = unsafe { first_contender(head) };
+    /// monitorExitSlow (Fig. 7, right): releases the meta-lock with
+    /// `release_bits` and wakes `invited`, a thread whose record the caller
+    /// took out of the queue, to re-contend. Unlike the paper, the invited
+    /// thread leaves the queue at once: while it wakes up, the queue may be
+    /// empty and the object back to NEUTRAL, so other threads keep the
+    /// extra-fast path instead of queueing behind a thread that is not
+    /// running yet.
+    fn release_and_invite(&self, ee: &ExecEnv, release_bits: usize, invited: Option<&LockRecord>) {
+        // SAFETY: EEs live forever.
+        let invited = invited.map(|record| unsafe { &*record.owner() });
         if let Some(invited) = invited {
-            // Release pairs with the Acquire load in `enter_contended`.
+            // Release pairs with the Acquire loads in `await_invitation`.
             invited.monitor_signal.store(true, Ordering::Release);
         }
-        self.release_meta_lock(ee, head as *const LockRecord as usize | WAITERS);
+        self.release_meta_lock(ee, release_bits);
         if let Some(invited) = invited {
             invited.parker.unpark();
         }
@@ -472,25 +476,38 @@ impl MultiUseWord {
         let bits = self.get_meta_lock(ee);
         self.check_owner(ee, bits, record, "wait");
         // SAFETY: we hold the meta-lock and own the monitor. Our record stays
-        // at the head of the queue, keeping its count and the payload.
+        // at the head of the queue, keeping its count and the payload, and
+        // the first thread waiting to enter is invited.
         unsafe {
             record.set_waiting_for_notify(true);
-            // Relaxed: see `enter_contended`.
+            let mut rest = record.queue();
+            let invited = take_first_contender(&mut rest);
+            record.set_queue(rest);
+            // Relaxed: see `acquire_held`.
             ee.monitor_signal.store(false, Ordering::Relaxed);
-            self.release_and_invite(ee, record);
+            self.release_and_invite(ee, record as *const LockRecord as usize | WAITERS, invited);
         }
-        // Acquire: see `enter_contended`.
+        // Acquire: see `await_invitation`.
         while !ee.monitor_signal.load(Ordering::Acquire) {
             if ee.parker.park(deadline) {
                 break;
             }
         }
         let bits = self.get_meta_lock(ee);
-        // SAFETY: we hold the meta-lock and our record is in the queue.
+        // SAFETY: we hold the meta-lock. An invitation took our record out
+        // of the queue (and came only after a notification cleared our
+        // flag); otherwise the time ran out and the record is still queued.
         unsafe {
+            // Relaxed: written under the meta-lock we hold.
+            let invited = ee.monitor_signal.load(Ordering::Relaxed);
             let timed_out = record.waiting_for_notify();
             record.set_waiting_for_notify(false);
-            self.enter_contended(ee, record, bits);
+            let bits = if invited {
+                bits
+            } else {
+                remove_from_queue(bits, record)
+            };
+            self.acquire_held(ee, record, bits);
             timed_out
         }
     }
@@ -579,23 +596,61 @@ unsafe fn unlink_from_queue(head: *mut LockRecord, record: &LockRecord) {
     }
 }
 
-/// wakeupEE: the owner of the first record from `head` on that waits to
-/// enter rather than for a notification.
+/// wakeupEE: takes the first record of the chain starting at `*first` that
+/// waits to enter (rather than for a notification) out of the chain, and
+/// returns it; `*first` becomes the chain's new start.
 ///
 /// # Safety
 /// As for [`append_to_queue`].
-unsafe fn first_contender(head: &LockRecord) -> Option<&'static ExecEnv> {
-    let mut q: *const LockRecord = head;
-    // SAFETY: caller's contract; records and EEs live forever.
+unsafe fn take_first_contender(first: &mut *mut LockRecord) -> Option<&'static LockRecord> {
+    let mut prev: Option<&LockRecord> = None;
+    let mut q = *first;
+    // SAFETY: caller's contract; records live forever.
     unsafe {
         while let Some(r) = q.as_ref() {
             if !r.waiting_for_notify() {
-                return Some(&*r.owner());
+                let next = r.queue();
+                match prev {
+                    None => *first = next,
+                    Some(p) => p.set_queue(next),
+                }
+                r.set_queue(ptr::null_mut());
+                return Some(r);
             }
+            prev = Some(r);
             q = r.queue();
         }
     }
     None
+}
+
+/// Takes `record` out of the queue of a word whose value under the
+/// meta-lock is `bits`, and returns the word's new value: a waiter whose
+/// time ran out leaves the queue before it re-contends.
+///
+/// # Safety
+/// The caller holds the meta-lock at `bits` (LOCKED by another thread, or
+/// WAITERS), and `record` is in the queue.
+unsafe fn remove_from_queue(bits: usize, record: &LockRecord) -> usize {
+    let head = record_of(bits);
+    // SAFETY: caller's contract; records live forever.
+    unsafe {
+        let bits = if ptr::eq(head, record) {
+            debug_assert_eq!(state(bits), WAITERS, "an owner is never queued");
+            match record.queue().as_ref() {
+                None => record.displaced(),
+                Some(next) => {
+                    next.set_displaced(record.displaced());
+                    next as *const LockRecord as usize | WAITERS
+                }
+            }
+        } else {
+            unlink_from_queue(head, record);
+            bits
+        };
+        record.set_queue(ptr::null_mut());
+        bits
+    }
 }
 
 /// Whether a timed wait returned because its time ran out.
