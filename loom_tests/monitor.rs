@@ -1,1 +1,414 @@
 #![cfg(loom)]
+//! Loom models of the monitor (paper 000, sections 4.3-4.4): enter and exit
+//! with two and three threads, wait and notify without lost wake-ups, and a
+//! timed wait racing a notification.
+//!
+//! Under loom a timed park never blocks: it reports a timeout unless the
+//! thread was already unparked, so a timed wait may time out at any point
+//! of a model and every such point is explored.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_monitor`
+
+use std::time::Duration;
+
+use loom::cell::UnsafeCell;
+use loom::model::Builder;
+use loom::sync::Arc;
+use loom::thread;
+use metalock::{MonitorGuard, MultiUseWord};
+
+const PAYLOAD: usize = 0x5A5;
+
+/// A word and data only touched under its monitor; loom checks that the
+/// monitor orders every access.
+struct Shared {
+    word: MultiUseWord,
+    counter: UnsafeCell<usize>,
+    flag: UnsafeCell<bool>,
+}
+
+// SAFETY: `counter` and `flag` are only accessed through the methods below,
+// which require a guard of `word`'s monitor: one thread at a time, and loom
+// reports any access the monitor does not order.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            word: MultiUseWord::with_payload(PAYLOAD),
+            counter: UnsafeCell::new(0),
+            flag: UnsafeCell::new(false),
+        })
+    }
+
+    fn check(&self, guard: &MonitorGuard<'_>) {
+        assert!(core::ptr::eq(guard.word(), &self.word));
+    }
+
+    fn bump(&self, guard: &MonitorGuard<'_>) {
+        self.check(guard);
+        // SAFETY: the guard proves we own the monitor.
+        self.counter.with_mut(|c| unsafe { *c += 1 });
+    }
+
+    fn take(&self, guard: &MonitorGuard<'_>) {
+        self.check(guard);
+        // SAFETY: as in `bump`.
+        self.counter.with_mut(|c| unsafe { *c -= 1 });
+    }
+
+    fn counter(&self, guard: &MonitorGuard<'_>) -> usize {
+        self.check(guard);
+        // SAFETY: as in `bump`.
+        self.counter.with(|c| unsafe { *c })
+    }
+
+    fn set_flag(&self, guard: &MonitorGuard<'_>) {
+        self.check(guard);
+        // SAFETY: as in `bump`.
+        self.flag.with_mut(|f| unsafe { *f = true });
+    }
+
+    fn flag(&self, guard: &MonitorGuard<'_>) -> bool {
+        self.check(guard);
+        // SAFETY: as in `bump`.
+        self.flag.with(|f| unsafe { *f })
+    }
+
+    /// The final checks, once every thread is joined.
+    fn check_final(&self, counter: usize) {
+        assert!(!self.word.is_locked());
+        assert_eq!(self.word.payload(), PAYLOAD);
+        let g = self.word.lock();
+        assert_eq!(self.counter(&g), counter);
+    }
+}
+
+/// A builder for models with two threads: `LOOM_MAX_PREEMPTIONS` if set,
+/// else a bound of 3 (an unbounded search does not finish).
+fn two_threads() -> Builder {
+    let mut builder = Builder::new();
+    builder.preemption_bound = builder.preemption_bound.or(Some(3));
+    swap_only_limits(&mut builder, 2);
+    builder
+}
+
+/// A builder for models with three threads: `LOOM_MAX_PREEMPTIONS` if set,
+/// else a bound of 2.
+fn three_threads() -> Builder {
+    let mut builder = Builder::new();
+    builder.preemption_bound = builder.preemption_bound.or(Some(2));
+    swap_only_limits(&mut builder, 1);
+    builder
+}
+
+/// The swap-only backend's test-and-set meta-lock retries until it gets in:
+/// every retry adds branches to an execution, so those models get room for
+/// more branches and at most `bound` preemptions.
+fn swap_only_limits(builder: &mut Builder, bound: usize) {
+    if cfg!(metalock_swap_only) {
+        builder.max_branches = 10_000;
+        builder.preemption_bound = builder.preemption_bound.map(|b| b.min(bound));
+    }
+}
+
+/// Runs `model` under `builder` and prints how many executions loom
+/// explored, so that a model that explores next to nothing shows.
+fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&executions);
+    let bound = builder.preemption_bound;
+    let started = std::time::Instant::now();
+    builder.check(move || {
+        count.fetch_add(1, Ordering::Relaxed);
+        model();
+    });
+    println!(
+        "{name}: {} executions in {:?} (preemption bound {:?})",
+        executions.load(Ordering::Relaxed),
+        started.elapsed(),
+        bound,
+    );
+}
+
+#[test]
+fn enter_exit_two_threads() {
+    explore("enter_exit_two_threads", two_threads(), || {
+        let shared = Shared::new();
+        let other = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                // Recursive, released in creation order.
+                let outer = shared.word.lock();
+                let inner = shared.word.lock();
+                assert_eq!(inner.depth(), 2);
+                shared.bump(&inner);
+                drop(outer);
+                assert_eq!(inner.depth(), 1);
+                shared.bump(&inner);
+                drop(inner);
+                // Again, after a release that may have found a contender.
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        };
+        for _ in 0..2 {
+            let g = shared.word.lock();
+            assert_eq!(g.depth(), 1);
+            shared.bump(&g);
+        }
+        other.join().unwrap();
+        shared.check_final(5);
+    });
+}
+
+#[test]
+fn enter_exit_three_threads() {
+    explore("enter_exit_three_threads", three_threads(), || {
+        let shared = Shared::new();
+        let others: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let g = shared.word.lock();
+                    shared.bump(&g);
+                })
+            })
+            .collect();
+        {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        }
+        for t in others {
+            t.join().unwrap();
+        }
+        shared.check_final(3);
+    });
+}
+
+#[test]
+fn try_lock_races_enter() {
+    explore("try_lock_races_enter", two_threads(), || {
+        let shared = Shared::new();
+        let other = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        };
+        let got = match shared.word.try_lock() {
+            Some(g) => {
+                assert_eq!(g.depth(), 1);
+                shared.bump(&g);
+                1
+            }
+            None => 0,
+        };
+        other.join().unwrap();
+        shared.check_final(1 + got);
+    });
+}
+
+#[test]
+fn set_payload_races_enter_exit() {
+    explore("set_payload_races_enter_exit", two_threads(), || {
+        let shared = Shared::new();
+        let other = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        };
+        shared.word.set_payload(PAYLOAD + 1);
+        assert_eq!(shared.word.payload(), PAYLOAD + 1);
+        other.join().unwrap();
+        assert!(!shared.word.is_locked());
+        assert_eq!(shared.word.payload(), PAYLOAD + 1);
+    });
+}
+
+/// The waiter of the no-lost-wake-up models: waits, at `depth`, until the
+/// flag is set, and checks that the wait restores the depth.
+fn wait_for_flag(shared: &Shared, depth: usize) {
+    let mut guards: Vec<MonitorGuard<'_>> = (0..depth).map(|_| shared.word.lock()).collect();
+    let g = guards.last_mut().unwrap();
+    while !shared.flag(g) {
+        g.wait();
+        assert_eq!(g.depth(), depth);
+    }
+    shared.bump(g);
+}
+
+#[test]
+fn wait_notify_one_no_lost_wakeup() {
+    explore("wait_notify_one_no_lost_wakeup", two_threads(), || {
+        let shared = Shared::new();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            // At depth 2: the wait must release both levels for the
+            // notifier to get in.
+            thread::spawn(move || wait_for_flag(&shared, 2))
+        };
+        {
+            let g = shared.word.lock();
+            assert_eq!(g.depth(), 1);
+            shared.set_flag(&g);
+            g.notify_one();
+        }
+        waiter.join().unwrap();
+        shared.check_final(1);
+    });
+}
+
+#[test]
+fn notify_all_two_waiters() {
+    explore("notify_all_two_waiters", three_threads(), || {
+        let shared = Shared::new();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || wait_for_flag(&shared, 1))
+            })
+            .collect();
+        {
+            let g = shared.word.lock();
+            shared.set_flag(&g);
+            assert!(g.notify_all() <= 2);
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
+        shared.check_final(2);
+    });
+}
+
+#[test]
+fn notify_with_a_competing_enter() {
+    // The notified waiter is invited when the notifier leaves, but a third
+    // thread may take the monitor first; its exit must invite the waiter
+    // again.
+    explore("notify_with_a_competing_enter", three_threads(), || {
+        let shared = Shared::new();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || wait_for_flag(&shared, 1))
+        };
+        let competitor = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        };
+        {
+            let g = shared.word.lock();
+            shared.set_flag(&g);
+            g.notify_one();
+        }
+        waiter.join().unwrap();
+        competitor.join().unwrap();
+        shared.check_final(2);
+    });
+}
+
+#[test]
+fn notify_one_twice_two_waiters() {
+    // Each waiter takes one permit; each notify_one hands out one. Every
+    // waiter must return, whichever of them each notification marks.
+    explore("notify_one_twice_two_waiters", three_threads(), || {
+        let shared = Shared::new();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.word.lock();
+                    // The counter is the number of permits left.
+                    while shared.counter(&g) == 0 {
+                        g.wait();
+                    }
+                    shared.take(&g);
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            let g = shared.word.lock();
+            shared.bump(&g);
+            g.notify_one();
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
+        shared.check_final(0);
+    });
+}
+
+#[test]
+fn timed_wait_races_notify() {
+    explore("timed_wait_races_notify", two_threads(), || {
+        let shared = Shared::new();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.word.lock();
+                let result = g.wait_for(Duration::from_secs(1));
+                assert_eq!(g.depth(), 1);
+                shared.bump(&g);
+                result.timed_out()
+            })
+        };
+        let notified = {
+            let g = shared.word.lock();
+            g.notify_one()
+        };
+        let timed_out = waiter.join().unwrap();
+        // A notification reaches exactly the waiter it marked: the wait
+        // reports "not timed out" if and only if notify_one marked it.
+        assert_eq!(
+            !timed_out, notified,
+            "timed_out = {timed_out}, notify_one returned {notified}"
+        );
+        shared.check_final(1);
+    });
+}
+
+#[test]
+fn timed_wait_races_notify_and_enter() {
+    // As `timed_wait_races_notify`, with a third thread entering: a waiter
+    // that timed out (or was notified) must re-contend for a monitor that
+    // may be held, and still be invited back in.
+    explore("timed_wait_races_notify_and_enter", three_threads(), || {
+        let shared = Shared::new();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.word.lock();
+                let result = g.wait_for(Duration::from_secs(1));
+                assert_eq!(g.depth(), 1);
+                shared.bump(&g);
+                result.timed_out()
+            })
+        };
+        let competitor = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        };
+        let notified = {
+            let g = shared.word.lock();
+            g.notify_one()
+        };
+        let timed_out = waiter.join().unwrap();
+        competitor.join().unwrap();
+        assert_eq!(
+            !timed_out, notified,
+            "timed_out = {timed_out}, notify_one returned {notified}"
+        );
+        shared.check_final(2);
+    });
+}

@@ -195,6 +195,7 @@ impl ExecEnv {
     }
 
     /// How many records are on the free list.
+    #[cfg(not(loom))]
     pub(crate) fn free_record_count(&self) -> usize {
         let mut n = 0;
         // SAFETY: thread-owned list of records that live forever.
