@@ -7,7 +7,8 @@
 //! one operation also checks, from another thread, that the word is free
 //! exactly when the model says so.
 
-use std::sync::mpsc;
+mod common;
+use common::Watchdog;
 use std::thread;
 use std::time::Duration;
 
@@ -192,26 +193,6 @@ fn run(initial: [usize; WORDS], ops: &[Op]) {
 /// How long a test may run before its watchdog declares it hung.
 const HANG: Duration = Duration::from_secs(300);
 
-/// Aborts the test process unless dropped within [`HANG`]: a broken wait
-/// hangs rather than fails.
-struct Watchdog {
-    _disarm: mpsc::Sender<()>,
-}
-
-impl Watchdog {
-    fn arm() -> Self {
-        let test = thread::current().name().unwrap_or("?").to_owned();
-        let (disarm, armed) = mpsc::channel::<()>();
-        thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = armed.recv_timeout(HANG) {
-                eprintln!("{test}: still running after {HANG:?}: hung; aborting");
-                std::process::abort();
-            }
-        });
-        Self { _disarm: disarm }
-    }
-}
-
 /// Runs `strategy` through `test` for `cases` cases, shrinking a failure to
 /// a minimal sequence. No failure file is written: a failing case is printed
 /// in the panic message.
@@ -219,7 +200,7 @@ fn check_cases<S: Strategy>(cases: u32, strategy: S, test: impl Fn(S::Value))
 where
     S::Value: std::fmt::Debug,
 {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let config = ProptestConfig {
         cases,
         failure_persistence: None,

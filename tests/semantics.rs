@@ -10,6 +10,8 @@
 //! verdict: threads wait for each other by polling a condition with a
 //! generous deadline (only reached if the crate is broken).
 
+mod common;
+use common::Watchdog;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering::Relaxed};
@@ -36,37 +38,13 @@ fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
 /// How long a test may run before its watchdog declares it hung.
 const HANG: Duration = Duration::from_secs(120);
 
-/// Turns a hang into a failure: unless dropped within [`HANG`], aborts the
-/// test process with a message naming the test. Every test arms one: a
-/// broken monitor hangs rather than fails (a lost wake-up, a wait loop that
-/// never ends), and a failing assertion on one thread can leave a scoped
-/// thread waiting forever for a notification, with `thread::scope` waiting
-/// for it.
-struct Watchdog {
-    _disarm: mpsc::Sender<()>,
-}
-
-impl Watchdog {
-    fn arm() -> Self {
-        let test = thread::current().name().unwrap_or("?").to_owned();
-        let (disarm, armed) = mpsc::channel::<()>();
-        thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = armed.recv_timeout(HANG) {
-                eprintln!("{test}: still running after {HANG:?}: hung; aborting");
-                std::process::abort();
-            }
-        });
-        Self { _disarm: disarm }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Reentrancy
 // ---------------------------------------------------------------------------
 
 #[test]
 fn reentrancy_to_depth_100() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0xAB_CDEF;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let mut guards = Vec::new();
@@ -109,7 +87,7 @@ fn reentrancy_to_depth_100() {
 
 #[test]
 fn guards_may_be_dropped_in_any_order() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x77;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let a = word.lock();
@@ -127,7 +105,7 @@ fn guards_may_be_dropped_in_any_order() {
 
 #[test]
 fn one_thread_holds_many_monitors_at_once() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     // More monitors than the first batch of lock records (8), held at the
     // same time, so the thread's free list must be refilled; released in
     // an interleaved order.
@@ -156,7 +134,7 @@ fn one_thread_holds_many_monitors_at_once() {
 
 #[test]
 fn wait_releases_the_lock_fully_and_restores_the_depth() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x3_0000_0003;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let entered = AtomicBool::new(false);
@@ -248,7 +226,7 @@ impl Wakeups {
 
 #[test]
 fn notify_one_wakes_exactly_one_of_four_waiters() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const N: usize = 4;
     const PAYLOAD: usize = 0xFEED;
     let st = Wakeups::with_payload(PAYLOAD);
@@ -300,7 +278,7 @@ fn notify_one_wakes_exactly_one_of_four_waiters() {
 
 #[test]
 fn notify_all_wakes_every_waiter() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const N: usize = 4;
     const PAYLOAD: usize = 0xA11;
     let st = Wakeups::with_payload(PAYLOAD);
@@ -330,7 +308,7 @@ fn notify_all_wakes_every_waiter() {
 
 #[test]
 fn notify_before_anyone_waits_is_not_remembered() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0xDEAD;
     let word = MultiUseWord::with_payload(PAYLOAD);
     {
@@ -362,7 +340,7 @@ fn notify_before_anyone_waits_is_not_remembered() {
 
 #[test]
 fn timed_wait_of_20ms_times_out() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x20;
     const TIMEOUT: Duration = Duration::from_millis(20);
     let word = MultiUseWord::with_payload(PAYLOAD);
@@ -397,7 +375,7 @@ fn timed_wait_of_20ms_times_out() {
 
 #[test]
 fn timed_wait_with_expired_deadline_times_out_and_restores_depth() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x0;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let _a = word.lock();
@@ -414,7 +392,7 @@ fn timed_wait_with_expired_deadline_times_out_and_restores_depth() {
 
 #[test]
 fn notified_timed_wait_reports_no_timeout() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x1234;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let waiting = AtomicBool::new(false);
@@ -446,7 +424,7 @@ fn notified_timed_wait_reports_no_timeout() {
 
 #[test]
 fn wait_for_duration_max_waits_without_deadline() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     // A timeout too large for the clock is a wait without deadline, not an
     // overflow.
     let word = MultiUseWord::with_payload(0x3);
@@ -475,7 +453,7 @@ fn wait_for_duration_max_waits_without_deadline() {
 
 #[test]
 fn notified_waiter_returns_only_after_the_notifier_releases() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     // A notification marks the waiter; it does not hand the monitor over.
     const PAYLOAD: usize = 0x4E;
     let word = MultiUseWord::with_payload(PAYLOAD);
@@ -517,7 +495,7 @@ fn notified_waiter_returns_only_after_the_notifier_releases() {
 
 #[test]
 fn timed_out_waiter_reacquires_the_monitor_before_returning() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     // The deadline passes while another thread holds the monitor: the wait
     // reports the timeout only once it owns the monitor again.
     const PAYLOAD: usize = 0x71;
@@ -576,7 +554,7 @@ fn timed_out_waiter_reacquires_the_monitor_before_returning() {
 
 #[test]
 fn panic_inside_a_guard_releases_the_monitor() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0xBAD;
     let word = MultiUseWord::with_payload(PAYLOAD);
 
@@ -624,7 +602,7 @@ fn panic_inside_a_guard_releases_the_monitor() {
 
 #[test]
 fn panic_inside_a_synchronized_guard_releases_it_without_poisoning() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(10_u32);
     let result = thread::scope(|s| {
         s.spawn(|| {
@@ -645,7 +623,7 @@ fn panic_inside_a_synchronized_guard_releases_it_without_poisoning() {
 
 #[test]
 fn forgotten_guard_on_an_exited_thread_leaves_the_object_locked() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0xF0F0;
     // Leaked on purpose: the monitor stays held forever.
     let leaked: &'static MultiUseWord = Box::leak(Box::new(MultiUseWord::with_payload(PAYLOAD)));
@@ -700,7 +678,7 @@ fn forgotten_guard_on_an_exited_thread_leaves_the_object_locked() {
 
 #[test]
 fn forgotten_synchronized_guard_on_an_exited_thread_leaves_it_locked() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let leaked: &'static Synchronized<u8> = Box::leak(Box::new(Synchronized::new(7)));
     thread::spawn(move || mem::forget(leaked.lock()))
         .join()
@@ -722,7 +700,7 @@ fn forgotten_synchronized_guard_on_an_exited_thread_leaves_it_locked() {
 
 #[test]
 fn try_lock_semantics() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x7;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let outer = word.try_lock().expect("free: Some");
@@ -749,7 +727,7 @@ fn try_lock_semantics() {
 
 #[test]
 fn try_lock_succeeds_while_the_owner_waits() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0x99;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let ready = AtomicBool::new(false);
@@ -786,7 +764,7 @@ fn try_lock_succeeds_while_the_owner_waits() {
 
 #[test]
 fn is_held_by_current_thread() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let word = MultiUseWord::new();
     assert!(!word.is_held_by_current_thread());
     assert!(!word.is_locked());
@@ -836,7 +814,7 @@ fn deposit<M: Monitor>(monitor: &M, balance: &AtomicI64, amount: i64) {
 
 #[test]
 fn monitor_trait_on_a_user_struct() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     const PAYLOAD: usize = 0xACC;
     let account = Account {
         word: MultiUseWord::with_payload(PAYLOAD),
@@ -896,7 +874,7 @@ fn monitor_trait_on_a_user_struct() {
 
 #[test]
 fn set_payload_while_locked() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let word = MultiUseWord::with_payload(1);
     {
         let g = word.lock();
@@ -957,7 +935,7 @@ fn set_payload_while_locked() {
 
 #[test]
 fn set_payload_while_the_owner_waits() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let word = MultiUseWord::with_payload(10);
     let waiting = AtomicBool::new(false);
     thread::scope(|s| {
@@ -995,7 +973,7 @@ fn set_payload_while_the_owner_waits() {
 #[test]
 #[should_panic(expected = "PAYLOAD_BITS")]
 fn set_payload_wider_than_the_word_panics() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let word = MultiUseWord::new();
     word.set_payload(MultiUseWord::MAX_PAYLOAD + 1);
 }
@@ -1003,7 +981,7 @@ fn set_payload_wider_than_the_word_panics() {
 #[test]
 #[should_panic(expected = "PAYLOAD_BITS")]
 fn with_payload_wider_than_the_word_panics() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let _ = MultiUseWord::with_payload(MultiUseWord::MAX_PAYLOAD + 1);
 }
 
@@ -1014,7 +992,7 @@ fn with_payload_wider_than_the_word_panics() {
 #[test]
 #[should_panic(expected = "not reentrant")]
 fn synchronized_relock_by_the_holder_panics() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(1);
     let _g = value.lock();
     let _again = value.lock();
@@ -1023,7 +1001,7 @@ fn synchronized_relock_by_the_holder_panics() {
 #[test]
 #[should_panic(expected = "not reentrant")]
 fn synchronized_lock_after_a_forgotten_guard_panics() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(1);
     mem::forget(value.lock());
     assert!(value.is_held_by_current_thread());
@@ -1032,7 +1010,7 @@ fn synchronized_lock_after_a_forgotten_guard_panics() {
 
 #[test]
 fn synchronized_try_lock_is_none_for_the_holder() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(String::from("x"));
     let mut g = value.try_lock().expect("free");
     assert!(
@@ -1057,7 +1035,7 @@ fn synchronized_try_lock_is_none_for_the_holder() {
 
 #[test]
 fn synchronized_debug_shows_locked_while_held() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(5_u32);
     assert_eq!(format!("{value:?}"), "Synchronized { value: 5 }");
     {
@@ -1097,7 +1075,7 @@ struct Mailbox {
 
 #[test]
 fn synchronized_wait_while() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let mailbox = Synchronized::new(Mailbox::default());
     thread::scope(|s| {
         let consumer = s.spawn(|| {
@@ -1127,7 +1105,7 @@ fn synchronized_wait_while() {
 
 #[test]
 fn synchronized_wait_while_for_times_out_while_the_condition_holds() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(0_u32);
     let mut g = value.lock();
     let result = g.wait_while_for(|v| *v == 0, Duration::from_millis(20));
@@ -1141,7 +1119,7 @@ fn synchronized_wait_while_for_times_out_while_the_condition_holds() {
 
 #[test]
 fn synchronized_wait_while_for_returns_when_the_condition_clears() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let mailbox = Synchronized::new(Mailbox::default());
     thread::scope(|s| {
         let consumer = s.spawn(|| {
@@ -1172,7 +1150,7 @@ fn synchronized_wait_while_for_returns_when_the_condition_clears() {
 
 #[test]
 fn synchronized_wait_while_for_is_not_timed_out_if_the_condition_cleared_by_the_deadline() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     // The condition clears without any notification: the wait ends by its
     // deadline, but the result reports the condition, not the clock.
     let mailbox = Synchronized::new(Mailbox::default());
@@ -1203,7 +1181,7 @@ fn synchronized_wait_while_for_is_not_timed_out_if_the_condition_cleared_by_the_
 
 #[test]
 fn synchronized_wait_notify_without_waiters() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(());
     let mut g = value.lock();
     assert!(!g.notify_one());
@@ -1215,14 +1193,14 @@ fn synchronized_wait_notify_without_waiters() {
 
 #[test]
 fn synchronized_is_one_word() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     assert_eq!(mem::size_of::<Synchronized<()>>(), mem::size_of::<usize>());
     assert_eq!(mem::size_of::<MultiUseWord>(), mem::size_of::<usize>());
 }
 
 #[test]
 fn synchronized_conversions() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let mut value: Synchronized<Vec<u8>> = Synchronized::default();
     value.get_mut().push(1);
     assert_eq!(*value.lock(), [1]);
@@ -1238,7 +1216,7 @@ fn synchronized_conversions() {
 
 #[test]
 fn synchronized_counter_under_contention() {
-    let _watchdog = Watchdog::arm();
+    let _watchdog = Watchdog::arm(HANG);
     let counter = Synchronized::new(0_u64);
     thread::scope(|s| {
         for _ in 0..8 {

@@ -1,0 +1,28 @@
+//! Helpers shared by the integration tests.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+/// Turns a hang into a failure: unless dropped within `hang`, aborts the
+/// test process with a message naming the test. A broken monitor hangs
+/// rather than fails (a lost wake-up, a wait loop that never ends), and a
+/// failing assertion on one thread can leave a scoped thread waiting forever
+/// for a notification, with `thread::scope` waiting for it.
+pub struct Watchdog {
+    _disarm: mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    pub fn arm(hang: Duration) -> Self {
+        let test = thread::current().name().unwrap_or("?").to_owned();
+        let (disarm, armed) = mpsc::channel::<()>();
+        thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = armed.recv_timeout(hang) {
+                eprintln!("{test}: still running after {hang:?}: hung; aborting");
+                std::process::abort();
+            }
+        });
+        Self { _disarm: disarm }
+    }
+}
