@@ -71,11 +71,13 @@ pub(crate) fn yield_now() {
 /// `pause` costs up to ~140 cycles on recent x86 and a waiter that spins too
 /// long only burns the core the owner needs. Under loom it stops at once:
 /// spinning would only hide the other model threads.
+#[cfg(not(metalock_swap_only))]
 #[derive(Debug, Default)]
 pub(crate) struct SpinWait {
     round: u32,
 }
 
+#[cfg(not(metalock_swap_only))]
 impl SpinWait {
     /// Rounds of spin hints (2, 4, 8 hints) before the yields start.
     const SPIN_ROUNDS: u32 = 3;
