@@ -29,7 +29,7 @@
 //! re-contends when an exit invites it, or when its time runs out, in which
 //! case it takes its record out of the queue itself. Contenders spin briefly
 //! (`SpinWait`) before queueing behind an owner nobody else waits for, and
-//! before sleeping until their invitation.
+//! again after an invitation; they do not spin once queued.
 
 use core::marker::PhantomData;
 use core::ptr;
