@@ -80,6 +80,9 @@ impl MultiUseWord {
     pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
         check_not_in_seam(ee);
         count!(ee, get_meta_lock);
+        // AcqRel (see "Memory orderings"): Acquire pairs with the previous
+        // holder's releasing compare-and-swap; Release publishes our reset
+        // `handoff` to the thread that will name us as predecessor.
         let lock_bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
         if state(lock_bits) != BUSY {
             lock_bits
@@ -93,6 +96,8 @@ impl MultiUseWord {
     #[inline]
     pub(crate) fn release_meta_lock(&self, ee: &ExecEnv, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
+        // Release pairs with the next swap's Acquire. Relaxed on failure:
+        // the hand-off's own atomics order what follows.
         if self
             .word
             .compare_exchange(
@@ -143,6 +148,8 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
         Err(BITS_FOR_GRAB) => {
             hooks::fire(hooks::HandoffEvent::PredecessorWon);
             // Case 2: the bits wait in the predecessor's EE.
+            // Relaxed: ordered by the Acquire of the failed compare-exchange
+            // that read BITS_FOR_GRAB.
             let bits = pred.meta_lock_bits.load(Ordering::Relaxed);
             // Release: our read of the bits happens before the predecessor
             // reuses its EE.
@@ -159,6 +166,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
 #[cfg(not(metalock_swap_only))]
 #[cold]
 fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
+    // Relaxed: published by the AcqRel compare-exchange below.
     ee.meta_lock_bits.store(release_bits, Ordering::Relaxed);
     // AcqRel: Release publishes `meta_lock_bits` to a successor that loses
     // the race; Acquire (also on failure) pairs with the successor's Release
@@ -179,6 +187,7 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
             // SAFETY: the successor wrote its EE's address; EEs are never
             // freed, and it stays blocked until we set its flag.
             let succ = unsafe { &*(succ as *const ExecEnv) };
+            // Relaxed: published by the Release store of the flag below.
             succ.meta_lock_bits.store(release_bits, Ordering::Relaxed);
             // Relaxed: only this thread reads its `handoff` before its next
             // swap, which is a Release that orders this store for whoever
@@ -228,6 +237,7 @@ impl MultiUseWord {
                 sleep(platform, round - YIELD_ROUNDS);
             }
             round = round.saturating_add(1);
+            // AcqRel: as in `get_meta_lock`.
             let bits = self.word.swap(BUSY, Ordering::AcqRel);
             if state(bits) != BUSY {
                 return bits;

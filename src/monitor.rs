@@ -413,8 +413,10 @@ impl MultiUseWord {
             unsafe { record.set_count(count - 1) };
             return;
         }
-        // Release pairs with the Acquire of the next enter. Fails when a
-        // thread queued or the payload changed: the summary bit is set.
+        // Release pairs with the Acquire of the next enter; Relaxed on
+        // failure, as the slow path re-reads the word under the meta-lock.
+        // Fails when a thread queued or the payload changed: the summary
+        // bit is set.
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST
             && self

@@ -102,6 +102,7 @@ pub fn snapshot() -> Snapshot {
     // `register` before it became reachable.
     while let Some(env) = unsafe { ee.as_ref() } {
         let s = &env.stats;
+        // Relaxed: counters carry no data; a snapshot needs no ordering.
         let get = |c: &AtomicUsize| c.load(Ordering::Relaxed) as u64;
         total.get_meta_lock += get(&s.get_meta_lock);
         total.get_meta_lock_slow += get(&s.get_meta_lock_slow);
@@ -111,6 +112,8 @@ pub fn snapshot() -> Snapshot {
         total.waits += get(&s.waits);
         total.notifies += get(&s.notifies);
         total.lock_records_allocated += get(&s.lock_records_allocated);
+        // Relaxed: a link is set before its EE is published (the Acquire
+        // on the head) and never changes.
         ee = env.stats_next.load(Ordering::Relaxed);
     }
     total
