@@ -94,3 +94,8 @@ pub use monitor::{Monitor, MonitorGuard, WaitTimeoutResult};
 pub use platform::Instant;
 pub use synchronized::{Synchronized, SynchronizedGuard};
 pub use word::MultiUseWord;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
