@@ -1,0 +1,98 @@
+//! Locking at the edges of a thread's life: from thread-local destructors
+//! (before and after the crate's own per-thread state is torn down) and
+//! from threads that Rust did not start (created with `pthread_create`).
+
+use metalock::{MultiUseWord, Synchronized};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+
+static WORD: MultiUseWord = MultiUseWord::with_payload(0x77);
+static COUNTER: Synchronized<u64> = Synchronized::new(0);
+static DESTRUCTOR_LOCKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Locks both statics from its destructor, which runs while the thread's
+/// thread-locals are being destroyed.
+struct LocksOnDrop;
+
+impl Drop for LocksOnDrop {
+    fn drop(&mut self) {
+        let outer = WORD.lock();
+        let inner = WORD.lock();
+        assert_eq!(inner.depth(), 2);
+        drop((inner, outer));
+        *COUNTER.lock() += 1;
+        DESTRUCTOR_LOCKS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static LOCKS_ON_DROP: LocksOnDrop = const { LocksOnDrop };
+}
+
+#[test]
+fn locking_from_thread_local_destructors() {
+    let before = DESTRUCTOR_LOCKS.load(Ordering::SeqCst);
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            thread::spawn(move || {
+                // Half the threads register the destructor before their first
+                // lock (so it runs after the crate's per-thread state is torn
+                // down), half after.
+                if i % 2 == 0 {
+                    LOCKS_ON_DROP.with(|_| ());
+                    drop(WORD.lock());
+                } else {
+                    drop(WORD.lock());
+                    LOCKS_ON_DROP.with(|_| ());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join()
+            .expect("a thread that locks in a destructor exits cleanly");
+    }
+    assert_eq!(DESTRUCTOR_LOCKS.load(Ordering::SeqCst) - before, 8);
+    assert!(!WORD.is_locked());
+    assert_eq!(WORD.payload(), 0x77);
+    assert!(*COUNTER.lock() >= 8);
+}
+
+#[cfg(unix)]
+#[test]
+fn locking_from_a_thread_rust_did_not_start() {
+    extern "C" fn foreign_thread(_: *mut libc::c_void) -> *mut libc::c_void {
+        for _ in 0..1000 {
+            *COUNTER.lock() += 1;
+        }
+        let guard = WORD.lock();
+        assert_eq!(WORD.payload(), 0x77);
+        drop(guard);
+        std::ptr::null_mut()
+    }
+
+    let before = *COUNTER.lock();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let mut id: libc::pthread_t = 0;
+        // SAFETY: `id` is a valid out-pointer, default attributes (null) are
+        // allowed, and `foreign_thread` has the C signature pthread expects.
+        let rc = unsafe {
+            libc::pthread_create(
+                &mut id,
+                std::ptr::null(),
+                foreign_thread,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(rc, 0, "pthread_create failed");
+        ids.push(id);
+    }
+    for id in ids {
+        // SAFETY: `id` is a joinable thread created above, joined once.
+        let rc = unsafe { libc::pthread_join(id, std::ptr::null_mut()) };
+        assert_eq!(rc, 0, "pthread_join failed");
+    }
+    assert!(*COUNTER.lock() >= before + 4000);
+    assert!(!WORD.is_locked());
+}
