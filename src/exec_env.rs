@@ -20,10 +20,13 @@
 //! thread has moved on, so EEs are never freed. When a thread exits, its EE
 //! goes back to a global pool with its free list of lock records, and the
 //! next new thread takes it from there. An EE whose thread exits while it
-//! still has lock records out (a guard leaked with `mem::forget`) is retired
+//! still has lock records out (a guard leaked with `mem::forget`, or a
+//! monitor still held while its thread-locals are destroyed) is retired
 //! instead: a lock record in some queue names it as owner, and handing it to
 //! another thread would make that thread the owner of a monitor it never
-//! entered.
+//! entered. A retired EE stays bound to its thread until the thread ends, so
+//! a later thread-local destructor that re-enters such a monitor is still
+//! its owner.
 
 use core::ptr;
 
@@ -213,13 +216,18 @@ fn acquire_env() -> &'static ExecEnv {
     pool::pop().unwrap_or_else(ExecEnv::allocate)
 }
 
-/// Gives back the EE of an exiting thread, or retires it if lock records
-/// still name it (see the module docs).
+/// Gives back the EE of an exiting thread and returns `true`, or returns
+/// `false` if lock records still name it (see the module docs): it is then
+/// retired, and stays the thread's identity for whatever the thread does
+/// until it ends (a thread-local destructor that re-enters a monitor the
+/// thread still holds must still be its owner).
 #[cfg(not(loom))]
-fn release_env(ee: &'static ExecEnv) {
-    if !ee.has_records_out() {
+fn release_env(ee: &'static ExecEnv) -> bool {
+    let free = !ee.has_records_out();
+    if free {
         pool::push(ee);
     }
+    free
 }
 
 /// Binding of EEs to `std` threads through two thread-locals: a plain cell
@@ -241,11 +249,15 @@ mod binding {
 
     impl Drop for ExitGuard {
         fn drop(&mut self) {
-            let ee = CURRENT.with(|c| c.replace(ptr::null()));
+            let ee = CURRENT.with(Cell::get);
             // SAFETY: CURRENT only ever holds EEs from `acquire_env`, which
             // live forever.
             if let Some(ee) = unsafe { ee.as_ref() } {
-                release_env(ee);
+                // Unbind only what went back to the pool: the pool may hand
+                // it to another thread at once.
+                if release_env(ee) {
+                    CURRENT.with(|c| c.set(ptr::null()));
+                }
             }
         }
     }
@@ -318,10 +330,12 @@ mod binding {
         let slot = unsafe { crate::platform::get().current_thread_slot().as_ref() };
         // Relaxed: the slot belongs to this thread alone.
         let ee = slot.load(Ordering::Relaxed) as *const ExecEnv;
-        slot.store(0, Ordering::Relaxed);
         // SAFETY: as in `current`.
         if let Some(ee) = unsafe { ee.as_ref() } {
-            release_env(ee);
+            // As with std: unbind only what went back to the pool.
+            if release_env(ee) {
+                slot.store(0, Ordering::Relaxed);
+            }
         }
     }
 }

@@ -259,11 +259,12 @@ impl ExecEnv {
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
         // SAFETY: thread-owned counter.
         self.records_owned.with_mut(|owned| unsafe { *owned += n });
-        let batch: &'static mut [LockRecord] = alloc::vec::Vec::leak(
+        let first = alloc::vec::Vec::leak(
             (0..n)
                 .map(|_| LockRecord::new(self))
                 .collect::<alloc::vec::Vec<_>>(),
-        );
+        )
+        .as_mut_ptr();
         // Under the global lock because the count must not depend on a
         // read-modify-write instruction (the swap-only backend has none);
         // Relaxed: a statistic with no data attached.
@@ -272,11 +273,15 @@ impl ExecEnv {
             RECORDS_ALLOCATED.store(total + n, core::sync::atomic::Ordering::Relaxed);
         });
         count!(self, lock_records_allocated, n);
-        let first = batch.as_mut_ptr();
+        // Links through pointers derived from `first` alone, so that no
+        // later reference to an element invalidates the pointer the free
+        // list keeps (Stacked/Tree Borrows).
         for i in 1..n {
-            let next: *mut LockRecord = &mut batch[i];
-            // SAFETY: the batch is fresh and not shared yet.
-            batch[i - 1].free_next.with_mut(|p| unsafe { *p = next });
+            // SAFETY: `first` points at `n` fresh records, not shared yet.
+            unsafe {
+                let next = first.add(i);
+                (*first.add(i - 1)).free_next.with_mut(|p| *p = next);
+            }
         }
         first
     }

@@ -249,8 +249,10 @@ impl MultiUseWord {
     ) -> Option<&'static LockRecord> {
         let mut spin = SpinWait::default();
         loop {
-            // Relaxed: the compare-and-swap that installs orders the data.
-            let bits = self.word.load(Ordering::Relaxed);
+            // Acquire: `owner_is` below reads the record the word points at,
+            // which another thread may have just allocated and published
+            // with a Release.
+            let bits = self.word.load(Ordering::Acquire);
             if state(bits) == NEUTRAL {
                 match record {
                     None => {

@@ -2,9 +2,12 @@
 //! (before and after the crate's own per-thread state is torn down) and
 //! from threads that Rust did not start (created with `pthread_create`).
 
-use metalock::{MultiUseWord, Synchronized};
+use metalock::{MonitorGuard, MultiUseWord, Synchronized};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
 static WORD: MultiUseWord = MultiUseWord::with_payload(0x77);
 static COUNTER: Synchronized<u64> = Synchronized::new(0);
@@ -95,4 +98,48 @@ fn locking_from_a_thread_rust_did_not_start() {
     }
     assert!(*COUNTER.lock() >= before + 4000);
     assert!(!WORD.is_locked());
+}
+
+static HELD_ACROSS_TEARDOWN: MultiUseWord = MultiUseWord::with_payload(5);
+
+/// Holds a guard until the thread's thread-locals are destroyed, then
+/// re-enters the same monitor from its destructor: the thread must still be
+/// the owner, although the crate's own per-thread teardown ran before.
+struct HoldsUntilTeardown(RefCell<Option<MonitorGuard<'static>>>);
+
+impl Drop for HoldsUntilTeardown {
+    fn drop(&mut self) {
+        assert!(HELD_ACROSS_TEARDOWN.is_held_by_current_thread());
+        let again = HELD_ACROSS_TEARDOWN.lock();
+        assert_eq!(again.depth(), 2);
+        drop(again);
+        self.0.borrow_mut().take();
+    }
+}
+
+thread_local! {
+    static HOLDER: HoldsUntilTeardown = const { HoldsUntilTeardown(RefCell::new(None)) };
+}
+
+#[test]
+fn a_monitor_held_across_teardown_is_still_ours_in_later_destructors() {
+    let (done_tx, done_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let exiting = thread::spawn(|| {
+            // Registered before the crate's exit guard, so destroyed after it.
+            HOLDER.with(|_| ());
+            let guard = HELD_ACROSS_TEARDOWN.lock();
+            HOLDER.with(|holder| *holder.0.borrow_mut() = Some(guard));
+        });
+        // `join` returns once the thread's locals are destroyed.
+        let _ = done_tx.send(exiting.join().is_ok());
+    });
+    let joined = done_rx.recv_timeout(Duration::from_secs(60));
+    assert_eq!(
+        joined,
+        Ok(true),
+        "the exiting thread hung or panicked re-entering its own monitor"
+    );
+    assert!(!HELD_ACROSS_TEARDOWN.is_locked());
+    assert_eq!(HELD_ACROSS_TEARDOWN.payload(), 5);
 }
