@@ -49,7 +49,7 @@
 //!   [`platform::Platform`] must be registered.
 //! - `stats`: per-thread counters of meta-lock acquisitions, hand-offs,
 //!   extra-fast hits and misses, blocking enters, waits, notifies and lock
-//!   records allocated, summed by [`stats::snapshot`] (paper 000, Tables 2
+//!   records allocated, summed by `stats::snapshot()` (paper 000, Tables 2
 //!   and 3). Zero cost when off.
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its

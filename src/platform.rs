@@ -4,9 +4,10 @@
 //! thread on an address until another thread wakes it (with an optional
 //! deadline), yielding, a monotonic clock and, without `std`, the current
 //! thread's execution-environment slot. With the default `std` feature the
-//! crate supplies [`StdPlatform`] and nothing needs configuring; with
+//! crate supplies `StdPlatform` and nothing needs configuring; with
 //! `default-features = false` a user registers a `&'static dyn Platform` once
-//! with [`set_platform`] before the first lock.
+//! with `set_platform` (which exists without `std` only) before the first
+//! lock.
 
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
@@ -65,7 +66,7 @@ impl Instant {
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
 ///   slot that belongs to the calling thread alone, starts at zero, and stays
 ///   valid for as long as that thread runs; the thread's exit path calls
-///   [`release_current_thread`] once it no longer synchronizes.
+///   `release_current_thread` once it no longer synchronizes.
 pub unsafe trait Platform: Sync {
     /// Blocks the calling thread while `*word == expected`, until `wake` is
     /// called on `word`, `deadline` passes, or spuriously. Returns at once if
