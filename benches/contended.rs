@@ -115,11 +115,7 @@ fn ping_pong(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
+    let mut c = common::criterion();
     contended(&mut c);
     bounded_buffer(&mut c);
     ping_pong(&mut c);

@@ -16,7 +16,6 @@
 //!
 //! `examples/compare.rs` runs a short version and subtracts the baseline.
 
-use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 
@@ -65,11 +64,7 @@ fn recursive(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
+    let mut c = common::criterion();
     uncontended(&mut c);
     recursive(&mut c);
     c.final_summary();

@@ -576,15 +576,7 @@ mod handoff {
             word.__with_meta_lock(|| word.__with_meta_lock(|| ()));
         }));
         let message = result.expect_err("nested acquisition must panic");
-        let message = message
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| message.downcast_ref::<&str>().copied())
-            .unwrap_or_default();
-        assert!(
-            message.contains("already holds"),
-            "unexpected panic: {message}"
-        );
+        assert_already_holds(&*message);
         assert_eq!(word.payload(), 31);
         assert_eq!(word.__with_meta_lock(|| 1), 1);
     }
@@ -677,17 +669,22 @@ fn nesting_a_second_meta_lock_is_refused_before_the_swap() {
         }));
         drop(held);
         let message = result.expect_err("a second meta-lock must be refused");
-        let message = message
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| message.downcast_ref::<&str>().copied())
-            .unwrap_or_default();
-        assert!(
-            message.contains("already holds"),
-            "unexpected panic: {message}"
-        );
+        assert_already_holds(&*message);
     }
     assert_eq!((w1.payload(), w2.payload()), (11, 22));
     assert!(!w1.is_locked() && !w2.is_locked());
     assert_eq!(w1.__with_meta_lock(|| 1), 1);
+}
+
+/// Asserts that a caught panic is the "already holds a meta-lock" refusal.
+fn assert_already_holds(payload: &(dyn std::any::Any + Send)) {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(
+        message.contains("already holds"),
+        "unexpected panic: {message}"
+    );
 }

@@ -844,3 +844,13 @@ pub fn median(values: &mut [f64]) -> f64 {
         (values[mid - 1] + values[mid]) / 2.0
     }
 }
+
+/// The criterion settings both benches share: small samples, so that the
+/// whole suite stays within a few minutes on 2 cores.
+pub fn criterion() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args()
+}
