@@ -16,7 +16,6 @@
 //!
 //! `examples/compare.rs` runs a short version and subtracts the baseline.
 
-
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 
 mod common;
