@@ -64,8 +64,10 @@ pub(crate) struct ExecEnv {
     pub(crate) parker: Parker,
     /// Thread-owned: first free lock record.
     pub(crate) free_records: UnsafeCell<*mut LockRecord>,
-    /// Thread-owned: lock records taken from the free list and not returned.
-    pub(crate) records_owned: UnsafeCell<usize>,
+    /// Thread-owned: lock records taken from the free list and not returned
+    /// (held, queued, or waiting). Zero means the thread owns no monitor, so
+    /// the extra-fast path need not look for a recursive enter.
+    pub(crate) records_out: UnsafeCell<usize>,
     /// Thread-owned: size of the next refill of the free list.
     pub(crate) next_batch: UnsafeCell<usize>,
     /// Thread-owned: the thread runs user code under a meta-lock (the test
@@ -104,7 +106,7 @@ impl ExecEnv {
             monitor_signal: AtomicBool::new(false),
             parker: Parker::new(),
             free_records: UnsafeCell::new(ptr::null_mut()),
-            records_owned: UnsafeCell::new(0),
+            records_out: UnsafeCell::new(0),
             next_batch: UnsafeCell::new(crate::lock_record::FIRST_BATCH),
             in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]
@@ -139,13 +141,15 @@ impl ExecEnv {
     }
 
     /// Whether some of the EE's lock records are not on its free list (in a
-    /// queue, or held through a forgotten guard). Walks the list, which is
-    /// fine when a thread exits and keeps counting off the hot paths.
-    #[cfg(not(loom))]
-    fn has_records_out(&self) -> bool {
-        // SAFETY: thread-owned fields, read by the exiting bound thread.
-        let owned = self.records_owned.with(|n| unsafe { *n });
-        owned != self.free_record_count()
+    /// queue, or held through a forgotten guard).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn has_records_out(&self) -> bool {
+        // SAFETY: thread-owned field, read by the bound thread (caller's
+        // contract).
+        self.records_out.with(|n| unsafe { *n }) != 0
     }
 }
 
@@ -223,7 +227,8 @@ fn acquire_env() -> &'static ExecEnv {
 /// thread still holds must still be its owner).
 #[cfg(not(loom))]
 fn release_env(ee: &'static ExecEnv) -> bool {
-    let free = !ee.has_records_out();
+    // SAFETY: called by the exiting thread the EE is bound to.
+    let free = !unsafe { ee.has_records_out() };
     if free {
         pool::push(ee);
     }

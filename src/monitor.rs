@@ -73,7 +73,7 @@ impl MultiUseWord {
     /// assert!(!word.is_locked());
     /// assert_eq!(word.payload(), 42);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn lock(&self) -> MonitorGuard<'_> {
         let ee = ExecEnv::current();
         let record = self.enter::<true>(ee);
@@ -91,7 +91,7 @@ impl MultiUseWord {
 
     /// Enters the monitor; `REENTRANT == false` refuses (panics) when the
     /// calling thread owns it already.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &ExecEnv) -> &'static LockRecord {
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => record,
@@ -143,22 +143,30 @@ impl MultiUseWord {
         if !EXTRA_FAST {
             return None;
         }
-        #[cfg(not(metalock_swap_only))]
-        let bits = match self.fused_lock_guessing(ee) {
-            Ok(record) => return Some(record),
-            Err(bits) => bits,
-        };
-        // Acquire: see `inspect`.
-        #[cfg(metalock_swap_only)]
-        let bits = self.word.load(Ordering::Acquire);
-        if REENTRANT && owner_is(bits, ee) {
-            // SAFETY: a LOCKED word whose record we own means we own the
-            // monitor, and it cannot change hands while we do.
-            let record = unsafe { &*record_of(bits) };
-            // SAFETY: the count is ours (owner-only field).
-            unsafe { record.set_count(record.count() + 1) };
-            return Some(record);
+        // SAFETY: `ee` is the calling thread's EE.
+        if REENTRANT && unsafe { ee.has_records_out() } {
+            // The thread may own this monitor already: look before trying a
+            // compare-and-swap, which would fail and cost as much as a lock.
+            // A thread that holds no record cannot, and skips the look.
+            // Acquire: see `inspect`.
+            let bits = self.word.load(Ordering::Acquire);
+            if owner_is(bits, ee) {
+                // SAFETY: a LOCKED word whose record we own means we own the
+                // monitor, and it cannot change hands while we do.
+                let record = unsafe { &*record_of(bits) };
+                // SAFETY: the count is ours (owner-only field).
+                unsafe { record.set_count(record.count() + 1) };
+                return Some(record);
+            }
+            #[cfg(not(metalock_swap_only))]
+            if state(bits) == NEUTRAL {
+                return self.fused_lock(ee, bits);
+            }
+            return None;
         }
+        #[cfg(not(metalock_swap_only))]
+        return self.fused_lock_guessing(ee);
+        #[cfg(metalock_swap_only)]
         None
     }
 
@@ -170,11 +178,10 @@ impl MultiUseWord {
     /// displaced last time: right when a thread locks the same object
     /// again, and for every object whose payload is 0 (every
     /// `Synchronized`). A wrong guess fails and returns the word, as the
-    /// load would have, and a NEUTRAL word is then tried once more. `Err`
-    /// carries the word when it is not NEUTRAL.
+    /// load would have, and a NEUTRAL word is then tried once more.
     #[cfg(not(metalock_swap_only))]
     #[inline(always)]
-    fn fused_lock_guessing(&self, ee: &ExecEnv) -> Result<&'static LockRecord, usize> {
+    fn fused_lock_guessing(&self, ee: &ExecEnv) -> Option<&'static LockRecord> {
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
         let guess = record.displaced();
@@ -190,10 +197,10 @@ impl MultiUseWord {
                 // SAFETY: `record` is still the head of our free list.
                 unsafe { ee.take_lock_record(record) };
                 count!(ee, extra_fast_hits);
-                Ok(record)
+                Some(record)
             }
-            Err(bits) if state(bits) == NEUTRAL => self.fused_lock(ee, bits).ok_or(bits),
-            Err(bits) => Err(bits),
+            Err(bits) if state(bits) == NEUTRAL => self.fused_lock(ee, bits),
+            Err(_) => None,
         }
     }
 
@@ -415,13 +422,18 @@ impl MultiUseWord {
             unsafe { record.set_count(count - 1) };
             return;
         }
-        // Release pairs with the Acquire of the next enter; Relaxed on
-        // failure, as the slow path re-reads the word under the meta-lock.
-        // Fails when a thread queued or the payload changed: the summary
-        // bit is set.
         #[cfg(not(metalock_swap_only))]
-        if EXTRA_FAST
-            && self
+        if EXTRA_FAST {
+            // SAFETY: EEs live forever; the owner's thread is calling.
+            let ee = unsafe { &*record.owner() };
+            // SAFETY: the record is ours and taken back below if the word
+            // still refers to it (see `push_lock_record`).
+            unsafe { ee.push_lock_record(record) };
+            // Release pairs with the Acquire of the next enter; Relaxed on
+            // failure, as the slow path re-reads the word under the
+            // meta-lock. Fails when a thread queued or the payload changed:
+            // the summary bit is set.
+            if self
                 .word
                 .compare_exchange(
                     locked_bits(record),
@@ -430,15 +442,15 @@ impl MultiUseWord {
                     Ordering::Relaxed,
                 )
                 .is_ok()
-        {
-            // SAFETY: the word no longer refers to the record and its queue
-            // was empty; it is ours.
-            let ee = unsafe { &*record.owner() };
-            count!(ee, extra_fast_hits);
-            // SAFETY: as above; a clear summary bit means an empty queue, the
-            // count is 1, and an owner is never waiting for a notification.
-            unsafe { ee.recycle_pristine_lock_record(record) };
-            return;
+            {
+                // The word no longer refers to the record and its queue was
+                // empty (clear summary bit), the count is 1 and an owner
+                // never waits for a notification: the presets hold.
+                count!(ee, extra_fast_hits);
+                return;
+            }
+            // SAFETY: pushed above, no list change since.
+            unsafe { ee.take_lock_record(record) };
         }
         self.exit_slow(record);
     }
@@ -771,7 +783,7 @@ impl<'a> MonitorGuard<'a> {
 }
 
 impl Drop for MonitorGuard<'_> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         self.word.exit(self.record);
     }

@@ -139,7 +139,7 @@ impl<T: ?Sized> Synchronized<T> {
     ///
     /// If the calling thread holds this monitor already (a `Synchronized` is
     /// not reentrant; see the module documentation).
-    #[inline]
+    #[inline(always)]
     pub fn lock(&self) -> SynchronizedGuard<'_, T> {
         let record = self.word.enter::<false>(ExecEnv::current());
         SynchronizedGuard {
