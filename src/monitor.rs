@@ -254,6 +254,11 @@ impl MultiUseWord {
         ee: &ExecEnv,
         record: Option<&'static LockRecord>,
     ) -> Option<&'static LockRecord> {
+        // The owner check reads the owner's record, a line the owner writes
+        // when it unlocks, so only a thread that may own the monitor looks:
+        // one that holds some record and is not re-contending with its own.
+        // SAFETY: `ee` is the calling thread's EE.
+        let might_own = record.is_none() && unsafe { ee.has_records_out() };
         let mut spin = SpinWait::default();
         loop {
             // Acquire: `owner_is` below reads the record the word points at,
@@ -274,7 +279,10 @@ impl MultiUseWord {
                         }
                     }
                 }
-            } else if state(bits) != LOCKED || bits & QUEUE_SUMMARY != 0 || owner_is(bits, ee) {
+            } else if state(bits) != LOCKED
+                || bits & QUEUE_SUMMARY != 0
+                || (might_own && owner_is(bits, ee))
+            {
                 return None;
             }
             if !spin.spin() {
