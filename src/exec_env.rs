@@ -68,6 +68,9 @@ pub(crate) struct ExecEnv {
     /// (held, queued, or waiting). Zero means the thread owns no monitor, so
     /// the extra-fast path need not look for a recursive enter.
     pub(crate) records_out: UnsafeCell<usize>,
+    /// Thread-owned: the record last taken from the free list, the first
+    /// guess of a recursive enter (see `MultiUseWord::try_enter_fast`).
+    pub(crate) last_taken: UnsafeCell<*const LockRecord>,
     /// Thread-owned: size of the next refill of the free list.
     pub(crate) next_batch: UnsafeCell<usize>,
     /// Thread-owned: the thread runs user code under a meta-lock (the test
@@ -107,6 +110,7 @@ impl ExecEnv {
             parker: Parker::new(),
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),
+            last_taken: UnsafeCell::new(ptr::null()),
             next_batch: UnsafeCell::new(crate::lock_record::FIRST_BATCH),
             in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]

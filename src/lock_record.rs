@@ -193,7 +193,18 @@ impl ExecEnv {
             let next = record.free_next.with(|n| *n);
             self.free_records.with_mut(|h| *h = next);
             self.records_out.with_mut(|n| *n += 1);
+            self.last_taken.with_mut(|last| *last = record);
         }
+    }
+
+    /// The record last taken from the free list (null before the first).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn last_taken_lock_record(&self) -> *const LockRecord {
+        // SAFETY: thread-owned field (caller's contract).
+        self.last_taken.with(|last| unsafe { *last })
     }
 
     /// Puts back a record this thread allocated, restoring its presets.

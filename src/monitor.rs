@@ -150,10 +150,22 @@ impl MultiUseWord {
             // A thread that holds no record cannot, and skips the look.
             // Acquire: see `inspect`.
             let bits = self.word.load(Ordering::Acquire);
-            if owner_is(bits, ee) {
-                // SAFETY: a LOCKED word whose record we own means we own the
-                // monitor, and it cannot change hands while we do.
-                let record = unsafe { &*record_of(bits) };
+            // Usually the monitor is the one last entered: comparing the word
+            // with that record's address keeps the count off the chain of
+            // reading the record the word points at, then its owner.
+            // SAFETY: `ee` is the calling thread's EE.
+            let last = unsafe { ee.last_taken_lock_record() };
+            let mine = if bits & !QUEUE_SUMMARY == last as usize | LOCKED {
+                last
+            } else if owner_is(bits, ee) {
+                record_of(bits)
+            } else {
+                ptr::null()
+            };
+            // SAFETY: a LOCKED word pointing at a record of ours means we
+            // own the monitor, and it cannot change hands while we do;
+            // records live forever.
+            if let Some(record) = unsafe { mine.as_ref() } {
                 // SAFETY: the count is ours (owner-only field).
                 unsafe { record.set_count(record.count() + 1) };
                 return Some(record);

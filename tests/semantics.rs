@@ -676,6 +676,40 @@ fn forgotten_guard_on_an_exited_thread_leaves_the_object_locked() {
     assert!(leaked.is_locked());
 }
 
+/// A word moved away while a forgotten guard keeps it locked leaves its old
+/// address to a fresh word: entering that one must really lock it, not be
+/// taken for a recursive enter of the moved word (whose record the owner
+/// entered last).
+#[test]
+fn a_fresh_word_at_the_address_of_a_moved_locked_word_is_not_ours() {
+    let _watchdog = Watchdog::arm(HANG);
+    let mut slot = MultiUseWord::with_payload(1);
+    mem::forget(slot.lock());
+    let moved = mem::replace(&mut slot, MultiUseWord::with_payload(2));
+    assert!(moved.is_held_by_current_thread());
+    assert!(!slot.is_locked());
+    let outer = slot.lock();
+    assert_eq!(outer.depth(), 1);
+    let inner = slot.lock();
+    assert_eq!(inner.depth(), 2);
+    thread::scope(|s| {
+        s.spawn(|| assert!(slot.try_lock().is_none()))
+            .join()
+            .unwrap();
+    });
+    drop(inner);
+    drop(outer);
+    assert!(!slot.is_locked());
+    assert_eq!(slot.payload(), 2);
+    thread::scope(|s| {
+        s.spawn(|| assert!(slot.try_lock().is_some()))
+            .join()
+            .unwrap();
+    });
+    assert!(moved.is_held_by_current_thread());
+    assert_eq!(moved.payload(), 1);
+}
+
 #[test]
 fn forgotten_synchronized_guard_on_an_exited_thread_leaves_it_locked() {
     let _watchdog = Watchdog::arm(HANG);
