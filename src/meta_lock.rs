@@ -62,6 +62,8 @@
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
+use crate::primitive::spin_briefly_until;
+#[cfg(not(metalock_swap_only))]
 use crate::word::busy_ee;
 use crate::word::{BUSY, MultiUseWord, state};
 
@@ -142,8 +144,11 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             hooks::fire(hooks::HandoffEvent::SuccessorWon);
             // Case 1: the predecessor will put the bits in our EE.
             // Acquire pairs with the predecessor's Release store of the flag.
-            while !ee.got_meta_lock_slow.load(Ordering::Acquire) {
-                ee.parker.park(None);
+            let got = || ee.got_meta_lock_slow.load(Ordering::Acquire);
+            if !spin_briefly_until(got) {
+                while !got() {
+                    ee.parker.park(None);
+                }
             }
             ee.got_meta_lock_slow.store(false, Ordering::Relaxed);
             ee.meta_lock_bits.load(Ordering::Relaxed)
@@ -179,10 +184,15 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
         .compare_exchange(IDLE, BITS_FOR_GRAB, Ordering::AcqRel, Ordering::Acquire)
     {
         Ok(_) => {
-            // Case 2: wait until the successor has taken the bits.
+            // Case 2: wait until the successor has taken the bits; it is
+            // between its swap and its compare-and-swap, so usually a spin
+            // is enough.
             // Acquire pairs with the successor's Release store of IDLE.
-            while ee.handoff.load(Ordering::Acquire) != IDLE {
-                ee.parker.park(None);
+            let taken = || ee.handoff.load(Ordering::Acquire) == IDLE;
+            if !spin_briefly_until(taken) {
+                while !taken() {
+                    ee.parker.park(None);
+                }
             }
         }
         Err(succ) => {
