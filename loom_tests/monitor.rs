@@ -188,6 +188,52 @@ fn enter_exit_three_threads() {
     });
 }
 
+/// Eventual fairness: a contender that an exit invited and that then lost
+/// the monitor to a re-entering thread is handed the monitor by the next
+/// exit (under loom any passed-over contender counts as passed over too
+/// long). Asserts mutual exclusion throughout, and that some execution took
+/// the hand-over path.
+#[test]
+fn passed_over_contender_is_handed_the_monitor() {
+    use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+    use std::cell::Cell;
+
+    std::thread_local! {
+        // Loom runs a model's threads as coroutines on the test's own thread,
+        // so this counts the events of this test's executions only.
+        static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
+    }
+    fn count(event: HandoffEvent) {
+        if event == HandoffEvent::MonitorHandedOver {
+            HANDED_OVER.with(|n| n.set(n.get() + 1));
+        }
+    }
+    set_handoff_hook(Some(count));
+    explore(
+        "passed_over_contender_is_handed_the_monitor",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let other = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let g = shared.word.lock();
+                    shared.bump(&g);
+                })
+            };
+            for _ in 0..2 {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            }
+            other.join().unwrap();
+            shared.check_final(3);
+        },
+    );
+    let handed_over = HANDED_OVER.with(Cell::get);
+    println!("passed_over_contender_is_handed_the_monitor: {handed_over} hand-overs");
+    assert!(handed_over > 0, "no execution handed the monitor over");
+}
+
 #[test]
 fn try_lock_races_enter() {
     explore("try_lock_races_enter", two_threads(), || {

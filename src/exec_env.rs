@@ -34,8 +34,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::lock_record::LockRecord;
 #[cfg(not(metalock_swap_only))]
-use crate::primitive::AtomicUsize;
-use crate::primitive::{AtomicBool, Parker, UnsafeCell};
+use crate::primitive::AtomicBool;
+use crate::primitive::{AtomicUsize, Parker, UnsafeCell};
 #[cfg(not(metalock_swap_only))]
 use crate::word::BUSY;
 
@@ -58,8 +58,9 @@ pub(crate) struct ExecEnv {
     /// EE holds the release bits.
     #[cfg(not(metalock_swap_only))]
     pub(crate) got_meta_lock_slow: AtomicBool,
-    /// Set by a monitor exit that invites this thread to re-contend.
-    pub(crate) monitor_signal: AtomicBool,
+    /// Set by a monitor exit that invites this thread to re-contend, or
+    /// hands it the monitor (`monitor::SIGNAL_*`).
+    pub(crate) monitor_signal: AtomicUsize,
     /// Where this thread blocks.
     pub(crate) parker: Parker,
     /// Thread-owned: first free lock record.
@@ -106,7 +107,7 @@ impl ExecEnv {
             meta_lock_bits: AtomicUsize::new(0),
             #[cfg(not(metalock_swap_only))]
             got_meta_lock_slow: AtomicBool::new(false),
-            monitor_signal: AtomicBool::new(false),
+            monitor_signal: AtomicUsize::new(0),
             parker: Parker::new(),
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),

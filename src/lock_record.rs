@@ -10,6 +10,7 @@
 use core::ptr;
 
 use crate::exec_env::ExecEnv;
+use crate::platform::Instant;
 use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
 
 /// Records a thread gets the first time its free list runs dry; each further
@@ -26,6 +27,9 @@ pub(crate) const FIRST_BATCH: usize = 8;
 /// - `count` and `free_next` are touched only by the owner's thread;
 /// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
 ///   the object whose queue holds the record;
+/// - `passed_over_since` is touched under that meta-lock while the record
+///   waits in a queue behind an owner, and otherwise only by the owner's
+///   thread; other threads read it only for a record waiting in a queue;
 /// - `displaced` is written under that meta-lock, or by the owner before the
 ///   record is published, and is atomic so that the owner's fused unlock may
 ///   read it without the meta-lock (it only uses the value if the word proves
@@ -38,6 +42,9 @@ pub(crate) struct LockRecord {
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
     waiting_for_notify: UnsafeCell<bool>,
+    /// When the thread, invited to re-contend, first lost the monitor to
+    /// another thread during the current enter; `None` otherwise.
+    passed_over_since: UnsafeCell<Option<Instant>>,
     free_next: UnsafeCell<*mut LockRecord>,
 }
 
@@ -69,6 +76,7 @@ impl LockRecord {
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
             waiting_for_notify: UnsafeCell::new(false),
+            passed_over_since: UnsafeCell::new(None),
             free_next: UnsafeCell::new(ptr::null_mut()),
         }
     }
@@ -139,6 +147,22 @@ impl LockRecord {
         // SAFETY: the meta-lock gives exclusive access.
         self.waiting_for_notify
             .with_mut(|w| unsafe { *w = waiting })
+    }
+
+    /// # Safety
+    /// As the type's invariant says for `passed_over_since`.
+    #[inline]
+    pub(crate) unsafe fn passed_over_since(&self) -> Option<Instant> {
+        // SAFETY: exclusive access (caller's contract).
+        self.passed_over_since.with(|p| unsafe { *p })
+    }
+
+    /// # Safety
+    /// As the type's invariant says for `passed_over_since`.
+    #[inline]
+    pub(crate) unsafe fn set_passed_over_since(&self, since: Option<Instant>) {
+        // SAFETY: exclusive access (caller's contract).
+        self.passed_over_since.with_mut(|p| unsafe { *p = since })
     }
 }
 
@@ -220,6 +244,7 @@ impl ExecEnv {
             record.set_count(1);
             record.set_queue(ptr::null_mut());
             record.set_waiting_for_notify(false);
+            record.set_passed_over_since(None);
             self.push_lock_record(record);
         }
     }
@@ -235,7 +260,8 @@ impl ExecEnv {
     /// # Safety
     /// `self` is the calling thread's EE and owns `record`, which is on no
     /// free list. Either no word or queue refers to `record` any more and
-    /// its presets hold (count 1, empty queue, not waiting), or the caller
+    /// its presets hold (count 1, empty queue, not waiting, not passed
+    /// over), or the caller
     /// takes it back with `take_lock_record` before anything else on this
     /// thread uses the free list.
     #[inline(always)]

@@ -316,6 +316,12 @@ pub mod hooks {
         SuccessorWon,
         /// Case 2: the predecessor reached its EE first.
         PredecessorWon,
+        /// A thread invited to re-contend for a monitor lost it to another
+        /// thread for the first time in this enter, and queues again.
+        ContenderPassedOver,
+        /// An exit handed the monitor to a thread passed over for too long
+        /// instead of releasing it (eventual fairness).
+        MonitorHandedOver,
     }
 
     static HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
@@ -328,7 +334,6 @@ pub mod hooks {
         HOOK.store(ptr, Ordering::Release);
     }
 
-    #[cfg(not(metalock_swap_only))]
     #[inline]
     pub(crate) fn fire(event: HandoffEvent) {
         // Acquire pairs with the Release in `set_handoff_hook`.

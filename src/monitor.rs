@@ -25,7 +25,14 @@
 //! thread that is not running yet (with the paper's order, a queue that
 //! formed once under contention tended to stay, and every operation paid for
 //! the meta-lock). The invited thread re-contends like a newcomer and queues
-//! again if it loses. A notification only clears a waiter's flag; the waiter
+//! again if it loses. Renouncement alone lets a thread lose again and again
+//! (starve) while others barge in through the extra-fast path, so a thread
+//! that was invited and lost notes since when it has been passed over; the
+//! exit that invites it once that is [`FAIR_AFTER`] ago hands it the monitor
+//! instead. Paper 001 sets out the trade: hand-over costs throughput (a
+//! context switch per transfer), renouncement costs fairness; the crate
+//! renounces by default and hands over only to a thread that is starving
+//! (eventual fairness). A notification only clears a waiter's flag; the waiter
 //! re-contends when an exit invites it, or when its time runs out, in which
 //! case it takes its record out of the queue itself. Contenders spin briefly
 //! (`SpinWait`) before queueing behind an owner nobody else waits for, and
@@ -37,6 +44,7 @@ use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
 use crate::lock_record::LockRecord;
+use crate::meta_lock::hooks;
 use crate::platform::{self, Instant};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
@@ -50,6 +58,21 @@ use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, record_
 /// measurements, and with the swap-only backend, which has no
 /// compare-and-swap.
 pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", metalock_swap_only)));
+
+/// `ExecEnv::monitor_signal`: nothing since the thread last queued.
+pub(crate) const SIGNAL_NONE: usize = 0;
+/// `ExecEnv::monitor_signal`: an exit took the thread's record out of the
+/// queue and invites it to re-contend.
+const SIGNAL_INVITED: usize = 1;
+/// `ExecEnv::monitor_signal`: an exit made the thread's record the owner.
+const SIGNAL_HANDED_OVER: usize = 2;
+
+/// How long an invited thread may keep losing the monitor to others before
+/// an exit hands the monitor to it instead of releasing it: the bound on
+/// starvation, traded against the throughput that a hand-over to a thread
+/// that is not running yet costs (parking_lot makes a similar trade every
+/// half millisecond on average).
+const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The word of a LOCKED object whose monitor `record` owns, queue empty.
 #[inline(always)]
@@ -328,7 +351,7 @@ impl MultiUseWord {
         // is the calling thread's EE.
         unsafe {
             let record = ee.alloc_lock_record();
-            self.acquire_held(ee, record, bits)
+            self.acquire_held(ee, record, bits, false)
         }
     }
 
@@ -362,7 +385,10 @@ impl MultiUseWord {
     /// the meta-lock held at `bits`. While another thread owns the monitor
     /// (Fig. 7, monitorEnterSlow), queues the record, sleeps until an exit
     /// invites this thread (which takes the record out of the queue again),
-    /// and re-contends like a newcomer.
+    /// and re-contends like a newcomer. A thread that was invited and lost
+    /// notes since when (`passed_over_since`); once that is `FAIR_AFTER`
+    /// ago, the exit that invites it next hands it the monitor instead.
+    /// `invited` says whether the caller got here by an invitation.
     ///
     /// # Safety
     /// We hold the meta-lock at `bits`, which another thread may own but we
@@ -372,37 +398,58 @@ impl MultiUseWord {
         ee: &ExecEnv,
         record: &'static LockRecord,
         mut bits: usize,
+        mut invited: bool,
     ) -> &'static LockRecord {
         loop {
             if state(bits) != LOCKED {
-                // SAFETY: caller's contract.
-                unsafe { self.install(ee, record, bits) };
+                // SAFETY: caller's contract; the record is in no queue.
+                unsafe {
+                    record.set_passed_over_since(None);
+                    self.install(ee, record, bits);
+                }
                 return record;
+            }
+            // SAFETY: the record is in no queue and we hold the meta-lock
+            // that orders the exit's read of it once it is queued.
+            if invited && unsafe { record.passed_over_since() }.is_none() {
+                let now = platform::get().now();
+                // SAFETY: as above.
+                unsafe { record.set_passed_over_since(Some(now)) };
+                hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
             }
             count!(ee, blocking_enters);
             // SAFETY: we hold the meta-lock; LOCKED points at the head.
             unsafe { append_to_queue(&*record_of(bits), record) };
             // Relaxed: this store and the inviting exit's store are both
             // made under the meta-lock, which orders them.
-            ee.monitor_signal.store(false, Ordering::Relaxed);
+            ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
             self.release_meta_lock(ee, bits | QUEUE_SUMMARY);
-            self.await_invitation(ee);
-            #[cfg(not(metalock_swap_only))]
-            if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
+            if self.await_invitation(ee) == SIGNAL_HANDED_OVER {
                 return record;
             }
+            #[cfg(not(metalock_swap_only))]
+            if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
+                // SAFETY: the invitation took the record out of the queue.
+                unsafe { record.set_passed_over_since(None) };
+                return record;
+            }
+            invited = true;
             bits = self.get_meta_lock(ee);
         }
     }
 
     /// Sleeps until an exit invites this thread, having taken its record
-    /// out of the queue. No spinning here: the thread spun before it queued
-    /// (`spin_then_fused_lock`), and more spinning only takes the processor
-    /// from the owner it waits for.
-    fn await_invitation(&self, ee: &ExecEnv) {
-        // Acquire pairs with the Release store of the inviting exit: the
-        // queue change it made is visible.
-        while !ee.monitor_signal.load(Ordering::Acquire) {
+    /// out of the queue, or hands it the monitor; returns which. No spinning
+    /// here: the thread spun before it queued (`spin_then_fused_lock`), and
+    /// more spinning only takes the processor from the owner it waits for.
+    fn await_invitation(&self, ee: &ExecEnv) -> usize {
+        loop {
+            // Acquire pairs with the Release store of the inviting exit: the
+            // queue change it made is visible.
+            let signal = ee.monitor_signal.load(Ordering::Acquire);
+            if signal != SIGNAL_NONE {
+                return signal;
+            }
             ee.parker.park(None);
         }
     }
@@ -492,15 +539,22 @@ impl MultiUseWord {
                 return;
             }
             let mut rest = record.queue();
-            let invited = take_first_contender(&mut rest);
-            let release = match rest.as_ref() {
-                None => record.displaced(),
-                Some(head) => {
-                    head.set_displaced(record.displaced());
-                    rest as usize | WAITERS
+            match take_first_contender(&mut rest) {
+                Some(heir) if passed_over_too_long(heir) => {
+                    let bits = make_heir(heir, rest, record.displaced());
+                    self.release_and_signal(ee, bits, heir, SIGNAL_HANDED_OVER);
                 }
-            };
-            self.release_and_invite(ee, release, invited);
+                invited => {
+                    let release = match rest.as_ref() {
+                        None => record.displaced(),
+                        Some(head) => {
+                            head.set_displaced(record.displaced());
+                            rest as usize | WAITERS
+                        }
+                    };
+                    self.release_and_invite(ee, release, invited);
+                }
+            }
             ee.recycle_lock_record(record);
         }
     }
@@ -513,16 +567,32 @@ impl MultiUseWord {
     /// extra-fast path instead of queueing behind a thread that is not
     /// running yet.
     fn release_and_invite(&self, ee: &ExecEnv, release_bits: usize, invited: Option<&LockRecord>) {
+        match invited {
+            Some(invited) => self.release_and_signal(ee, release_bits, invited, SIGNAL_INVITED),
+            None => self.release_meta_lock(ee, release_bits),
+        }
+    }
+
+    /// Releases the meta-lock with `release_bits`, then gives `signal` to
+    /// the thread of `record` and wakes it.
+    fn release_and_signal(
+        &self,
+        ee: &ExecEnv,
+        release_bits: usize,
+        record: &LockRecord,
+        signal: usize,
+    ) {
         // SAFETY: EEs live forever.
-        let invited = invited.map(|record| unsafe { &*record.owner() });
-        if let Some(invited) = invited {
-            // Release pairs with the Acquire loads in `await_invitation`.
-            invited.monitor_signal.store(true, Ordering::Release);
-        }
+        let target = unsafe { &*record.owner() };
+        // Release pairs with the Acquire loads in `await_invitation` and
+        // `wait`.
+        target.monitor_signal.store(signal, Ordering::Release);
         self.release_meta_lock(ee, release_bits);
-        if let Some(invited) = invited {
-            invited.parker.unpark();
+        if signal == SIGNAL_HANDED_OVER {
+            count!(ee, hand_overs);
+            hooks::fire(hooks::HandoffEvent::MonitorHandedOver);
         }
+        target.parker.unpark();
     }
 
     /// Panics, releasing the meta-lock first, unless `record` owns the
@@ -553,30 +623,54 @@ impl MultiUseWord {
             let invited = take_first_contender(&mut rest);
             record.set_queue(rest);
             // Relaxed: see `acquire_held`.
-            ee.monitor_signal.store(false, Ordering::Relaxed);
-            self.release_and_invite(ee, record as *const LockRecord as usize | WAITERS, invited);
+            ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
+            match invited {
+                Some(heir) if passed_over_too_long(heir) => {
+                    let queue = record as *const LockRecord as *mut LockRecord;
+                    let bits = make_heir(heir, queue, record.displaced());
+                    self.release_and_signal(ee, bits, heir, SIGNAL_HANDED_OVER);
+                }
+                invited => self.release_and_invite(
+                    ee,
+                    record as *const LockRecord as usize | WAITERS,
+                    invited,
+                ),
+            }
         }
-        // Acquire: see `await_invitation`.
-        while !ee.monitor_signal.load(Ordering::Acquire) {
-            if ee.parker.park(deadline) {
+        let mut signal;
+        loop {
+            // Acquire: see `await_invitation`.
+            signal = ee.monitor_signal.load(Ordering::Acquire);
+            if signal != SIGNAL_NONE || ee.parker.park(deadline) {
                 break;
             }
+        }
+        if signal == SIGNAL_HANDED_OVER {
+            // Our record owns the monitor again, with its count; only a
+            // notified waiter is ever invited or handed the monitor.
+            return false;
         }
         let bits = self.get_meta_lock(ee);
         // SAFETY: we hold the meta-lock. An invitation took our record out
         // of the queue (and came only after a notification cleared our
-        // flag); otherwise the time ran out and the record is still queued.
+        // flag); a hand-over made it the owner; otherwise the time ran out
+        // and the record is still queued.
         unsafe {
             // Relaxed: written under the meta-lock we hold.
-            let invited = ee.monitor_signal.load(Ordering::Relaxed);
+            let signal = ee.monitor_signal.load(Ordering::Relaxed);
+            if signal == SIGNAL_HANDED_OVER {
+                self.release_meta_lock(ee, bits);
+                return false;
+            }
             let timed_out = record.waiting_for_notify();
             record.set_waiting_for_notify(false);
+            let invited = signal == SIGNAL_INVITED;
             let bits = if invited {
                 bits
             } else {
                 remove_from_queue(bits, record)
             };
-            self.acquire_held(ee, record, bits);
+            self.acquire_held(ee, record, bits, invited);
             timed_out
         }
     }
@@ -691,6 +785,38 @@ unsafe fn take_first_contender(first: &mut *mut LockRecord) -> Option<&'static L
         }
     }
     None
+}
+
+/// Whether `record`, a contender just taken out of a queue, has been losing
+/// the monitor to other threads for `FAIR_AFTER` (under loom: at all, so
+/// that the models see hand-overs without depending on the clock).
+///
+/// # Safety
+/// The caller holds the meta-lock of the object whose queue held `record`.
+unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
+    // SAFETY: caller's contract (the record's invariant).
+    match unsafe { record.passed_over_since() } {
+        None => false,
+        Some(_) if cfg!(loom) => true,
+        Some(since) => platform::get().now().saturating_duration_since(since) >= FAIR_AFTER,
+    }
+}
+
+/// Makes `heir`, a contender taken out of the queue, the owner of a monitor
+/// whose exiting owner displaced `displaced`, with `rest` queued behind it;
+/// returns the word's new value.
+///
+/// # Safety
+/// As for [`passed_over_too_long`]; `rest` is the rest of that queue.
+unsafe fn make_heir(heir: &LockRecord, rest: *mut LockRecord, displaced: usize) -> usize {
+    // SAFETY: caller's contract.
+    unsafe {
+        heir.set_queue(rest);
+        heir.set_displaced(displaced);
+        heir.set_passed_over_since(None);
+    }
+    let summary = if rest.is_null() { 0 } else { QUEUE_SUMMARY };
+    locked_bits(heir) | summary
 }
 
 /// Takes `record` out of the queue of a word whose value under the

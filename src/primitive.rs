@@ -9,11 +9,15 @@
 //!
 //! [loom]: https://docs.rs/loom
 
+#[cfg(all(loom, not(metalock_swap_only)))]
+pub(crate) use loom::sync::atomic::AtomicBool;
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(all(not(loom), not(metalock_swap_only)))]
+pub(crate) use core::sync::atomic::AtomicBool;
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+pub(crate) use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;

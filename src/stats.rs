@@ -26,6 +26,7 @@ pub(crate) struct ThreadStats {
     pub(crate) blocking_enters: AtomicUsize,
     pub(crate) waits: AtomicUsize,
     pub(crate) notifies: AtomicUsize,
+    pub(crate) hand_overs: AtomicUsize,
     pub(crate) lock_records_allocated: AtomicUsize,
 }
 
@@ -39,6 +40,7 @@ impl ThreadStats {
             blocking_enters: AtomicUsize::new(0),
             waits: AtomicUsize::new(0),
             notifies: AtomicUsize::new(0),
+            hand_overs: AtomicUsize::new(0),
             lock_records_allocated: AtomicUsize::new(0),
         }
     }
@@ -89,6 +91,9 @@ pub struct Snapshot {
     pub waits: u64,
     /// Calls of `notify_one` and `notify_all`.
     pub notifies: u64,
+    /// Exits that handed the monitor to a thread passed over for too long
+    /// instead of releasing it (eventual fairness).
+    pub hand_overs: u64,
     /// Lock records taken from the global allocator (Table 2).
     pub lock_records_allocated: u64,
 }
@@ -111,6 +116,7 @@ pub fn snapshot() -> Snapshot {
         total.blocking_enters += get(&s.blocking_enters);
         total.waits += get(&s.waits);
         total.notifies += get(&s.notifies);
+        total.hand_overs += get(&s.hand_overs);
         total.lock_records_allocated += get(&s.lock_records_allocated);
         // Relaxed: a link is set before its EE is published (the Acquire
         // on the head) and never changes.
@@ -130,6 +136,7 @@ impl Snapshot {
             blocking_enters: self.blocking_enters - earlier.blocking_enters,
             waits: self.waits - earlier.waits,
             notifies: self.notifies - earlier.notifies,
+            hand_overs: self.hand_overs - earlier.hand_overs,
             lock_records_allocated: self.lock_records_allocated - earlier.lock_records_allocated,
         }
     }
@@ -144,6 +151,7 @@ impl fmt::Display for Snapshot {
         writeln!(f, "blocking enters        {:>14}", self.blocking_enters)?;
         writeln!(f, "waits                  {:>14}", self.waits)?;
         writeln!(f, "notifies               {:>14}", self.notifies)?;
+        writeln!(f, "hand-overs             {:>14}", self.hand_overs)?;
         write!(
             f,
             "lock records allocated {:>14}",

@@ -1,0 +1,97 @@
+//! Eventual fairness: a thread that an exit invited to re-contend, and that
+//! then lost the monitor to another thread, is handed the monitor by an exit
+//! once it has been passed over for longer than the crate's bound (half a
+//! millisecond), instead of re-contending forever.
+//!
+//! The test observes the crate through its hand-off hooks (process-wide,
+//! hence this file of its own). Sleeps only make the passed-over time long
+//! enough; no verdict depends on how long anything takes.
+#![cfg(not(loom))]
+
+mod common;
+use common::Watchdog;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::thread;
+use std::time::Duration;
+
+use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+use metalock::MultiUseWord;
+
+static PASSED_OVER: AtomicUsize = AtomicUsize::new(0);
+static HANDED_OVER: AtomicUsize = AtomicUsize::new(0);
+
+fn count(event: HandoffEvent) {
+    match event {
+        HandoffEvent::ContenderPassedOver => PASSED_OVER.fetch_add(1, SeqCst),
+        HandoffEvent::MonitorHandedOver => HANDED_OVER.fetch_add(1, SeqCst),
+        _ => 0,
+    };
+}
+
+/// Longer than the crate's fairness bound.
+const STARVED: Duration = Duration::from_millis(5);
+
+#[test]
+fn a_contender_passed_over_too_long_is_handed_the_monitor() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(60));
+    set_handoff_hook(Some(count));
+    let word = Arc::new(MultiUseWord::with_payload(9));
+    // Each round: a contender blocks behind us; we release and at once
+    // re-enter, so that the invited contender, still waking up, loses and
+    // queues again (passed over). Should the contender win instead (we were
+    // descheduled in between), it leaves, and the next round starts afresh.
+    for _round in 0..100 {
+        let mut guard = word.lock();
+        let done = Arc::new(AtomicBool::new(false));
+        let release = Arc::new(AtomicBool::new(false));
+        let passed_over_before = PASSED_OVER.load(SeqCst);
+        let contender = {
+            let (word, done, release) =
+                (Arc::clone(&word), Arc::clone(&done), Arc::clone(&release));
+            thread::spawn(move || {
+                let guard = word.lock();
+                assert_eq!(guard.depth(), 1);
+                done.store(true, SeqCst);
+                // Once passed over, it got here by the hand-over: hold the
+                // monitor until the test has seen that it is ours.
+                if PASSED_OVER.load(SeqCst) > passed_over_before {
+                    while !release.load(SeqCst) {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            })
+        };
+        for _ in 0..200 {
+            // Long enough for the contender to give up spinning and queue.
+            thread::sleep(Duration::from_millis(1));
+            if PASSED_OVER.load(SeqCst) > passed_over_before || done.load(SeqCst) {
+                break;
+            }
+            drop(guard);
+            guard = word.lock();
+        }
+        if done.load(SeqCst) || PASSED_OVER.load(SeqCst) == passed_over_before {
+            drop(guard);
+            contender.join().unwrap();
+            continue;
+        }
+        // The contender waits in the queue, passed over; let it starve past
+        // the bound, then release: the exit must hand the monitor over.
+        thread::sleep(STARVED);
+        let handed_over_before = HANDED_OVER.load(SeqCst);
+        drop(guard);
+        assert_eq!(HANDED_OVER.load(SeqCst), handed_over_before + 1);
+        // The monitor is the contender's now, whether or not it runs yet.
+        assert!(word.try_lock().is_none());
+        assert!(word.is_locked());
+        release.store(true, SeqCst);
+        contender.join().unwrap();
+        assert!(done.load(SeqCst));
+        assert!(!word.is_locked());
+        assert_eq!(word.payload(), 9);
+        set_handoff_hook(None);
+        return;
+    }
+    panic!("in 100 rounds the contender was never passed over");
+}
