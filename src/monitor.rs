@@ -688,19 +688,29 @@ impl MultiUseWord {
         let bits = self.get_meta_lock(ee);
         self.check_owner(ee, bits, record, "notify");
         let mut marked = 0;
+        // Waiters sit in the queue newest first (a thread that waits keeps
+        // its record in front, and the next owner's goes before it), so the
+        // last waiting record is the one that has waited longest: that is
+        // the one `notify_one` marks, so that new waiters cannot starve it.
+        let mut oldest = None;
         // SAFETY: we hold the meta-lock; the queue's records are ours to
         // change.
         unsafe {
             let mut q = record.queue();
             while let Some(r) = q.as_ref() {
                 if r.waiting_for_notify() {
-                    r.set_waiting_for_notify(false);
-                    marked += 1;
-                    if !all {
-                        break;
+                    if all {
+                        r.set_waiting_for_notify(false);
+                        marked += 1;
+                    } else {
+                        oldest = Some(r);
                     }
                 }
                 q = r.queue();
+            }
+            if let Some(r) = oldest {
+                r.set_waiting_for_notify(false);
+                marked = 1;
             }
         }
         self.release_meta_lock(ee, bits);
@@ -915,7 +925,8 @@ impl<'a> MonitorGuard<'a> {
         WaitTimeoutResult(self.word.wait(self.record, Some(deadline)))
     }
 
-    /// Marks the first thread waiting on this monitor as notified. Returns
+    /// Marks the thread that has waited longest on this monitor as notified;
+    /// it returns from its wait once it has the monitor again. Returns
     /// `false` if nobody was waiting: notifications are not remembered.
     pub fn notify_one(&self) -> bool {
         self.word.notify(self.record, false) != 0

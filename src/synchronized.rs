@@ -263,7 +263,8 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
         WaitTimeoutResult(false)
     }
 
-    /// Marks the first waiting thread as notified; `false` if none waited.
+    /// Marks the thread that has waited longest as notified; `false` if none
+    /// waited.
     pub fn notify_one(&self) -> bool {
         self.monitor.notify_one()
     }

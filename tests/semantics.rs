@@ -276,6 +276,51 @@ fn notify_one_wakes_exactly_one_of_four_waiters() {
     assert_eq!(st.word.payload(), PAYLOAD);
 }
 
+/// `notify_one` wakes the thread that has waited longest, so that a steady
+/// stream of new waiters cannot starve an early one.
+#[test]
+fn notify_one_wakes_waiters_in_the_order_they_waited() {
+    let _watchdog = Watchdog::arm(HANG);
+    const N: usize = 4;
+    let word = MultiUseWord::new();
+    let waiting = AtomicUsize::new(0);
+    let notified = AtomicUsize::new(0);
+    let order = std::sync::Mutex::new(Vec::new());
+    thread::scope(|s| {
+        for i in 0..N {
+            s.spawn({
+                let (word, waiting, notified, order) = (&word, &waiting, &notified, &order);
+                move || {
+                    let mut g = word.lock();
+                    waiting.store(waiting.load(Relaxed) + 1, Relaxed);
+                    // Returns only once a notification was meant for us:
+                    // each `notify_one` below raises `notified` by one.
+                    while order.lock().unwrap().len() >= notified.load(Relaxed) {
+                        g.wait();
+                    }
+                    order.lock().unwrap().push(i);
+                }
+            });
+            // Thread i waits before thread i + 1 starts.
+            eventually("the waiter is waiting", || {
+                let _g = word.lock();
+                waiting.load(Relaxed) == i + 1
+            });
+        }
+        for n in 1..=N {
+            {
+                let g = word.lock();
+                notified.store(n, Relaxed);
+                assert!(g.notify_one());
+            }
+            eventually("the notified waiter returns", || {
+                order.lock().unwrap().len() == n
+            });
+        }
+    });
+    assert_eq!(*order.lock().unwrap(), (0..N).collect::<Vec<_>>());
+}
+
 #[test]
 fn notify_all_wakes_every_waiter() {
     let _watchdog = Watchdog::arm(HANG);
