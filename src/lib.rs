@@ -31,7 +31,8 @@
 //! (into which the payload is displaced) while somebody does. A short
 //! *meta-lock*, taken by one atomic swap and released by one
 //! compare-and-swap, guards every change to that state; contended meta-lock
-//! acquisitions are handed off in FIFO order without busy-waiting. An
+//! acquisitions are handed off in FIFO order, with no more than a bounded
+//! spin of a few microseconds before a waiting thread blocks. An
 //! uncontended lock and unlock each take a single compare-and-swap.
 //!
 //! | module | paper 000 |

@@ -46,8 +46,10 @@
 //! hand-off ends) and at most one as successor (it blocks until its hand-off
 //! ends). The two roles use disjoint fields, because a thread that waits as
 //! successor may already be named as predecessor by the thread that swapped
-//! in behind it on the same word. Nobody spins: the thread that arrives
-//! first blocks on its parker.
+//! in behind it on the same word. The thread that arrives first spins for a
+//! bounded few microseconds (`spin_briefly_until`: the other side is
+//! usually running and a few instructions away), then blocks on its parker;
+//! nobody spins longer.
 //!
 //! # Memory orderings
 //!
