@@ -219,6 +219,11 @@ fn contended(rows: &mut Vec<Row>) {
             "ratio ↓",
             Better::Lower,
         );
+        let mut scheduled = Row::new(
+            format!("contended, {threads} threads: max/min CPU time per thread³"),
+            "ratio ↓",
+            Better::Lower,
+        );
         for ((column, _), stats) in runs.iter().zip(&samples) {
             let metric = |f: fn(&ContentionStats) -> f64| {
                 Some(median(&mut stats.iter().map(f).collect::<Vec<_>>()))
@@ -226,8 +231,11 @@ fn contended(rows: &mut Vec<Row>) {
             throughput.values[*column] = metric(|s| s.ops_per_sec() / 1e6);
             cpu.values[*column] = metric(ContentionStats::cpu_ns_per_op);
             fairness.values[*column] = metric(ContentionStats::max_over_min);
+            if cfg!(target_os = "linux") {
+                scheduled.values[*column] = metric(ContentionStats::cpu_max_over_min);
+            }
         }
-        rows.extend([throughput, cpu, fairness]);
+        rows.extend([throughput, cpu, fairness, scheduled]);
     }
 }
 
@@ -404,6 +412,9 @@ fn main() {
          (getrusage) over all operations; max/min compares the busiest and the least busy thread.",
         common::CS_STEPS,
         common::THINK_STEPS,
+    );
+    println!(
+        "³ the same spread of the CPU time each thread got (getrusage RUSAGE_THREAD, Linux only):          with more threads than cores the scheduler's share bounds how even the operations can          be, whatever the lock."
     );
     println!(
         "Bounded buffer: metalock uses one monitor (wait_while + notify_all), the peers a Mutex \

@@ -492,6 +492,32 @@ pub fn cpu_time() -> Duration {
     Duration::ZERO
 }
 
+/// The calling thread's CPU time (user + system) so far.
+#[cfg(target_os = "linux")]
+pub fn thread_cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: as in `cpu_time`.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage failed");
+    // SAFETY: getrusage returned 0, so it filled in `usage`.
+    let usage = unsafe { usage.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// A thread's CPU time: not measured on this platform.
+#[cfg(not(target_os = "linux"))]
+pub fn thread_cpu_time() -> Duration {
+    Duration::ZERO
+}
+
+/// Most over fewest of `values` (infinite if the fewest is 0).
+fn spread(values: impl Iterator<Item = f64> + Clone) -> f64 {
+    let max = values.clone().fold(0.0, f64::max);
+    let min = values.fold(f64::INFINITY, f64::min);
+    if min > 0.0 { max / min } else { f64::INFINITY }
+}
+
 /// The outcome of a fixed-duration contention round.
 #[derive(Clone, Debug)]
 pub struct ContentionStats {
@@ -501,6 +527,8 @@ pub struct ContentionStats {
     pub wall: Duration,
     /// Process CPU time spent during the round.
     pub cpu: Duration,
+    /// CPU time each thread got during the round (zero where not measured).
+    pub thread_cpu: Vec<Duration>,
 }
 
 impl ContentionStats {
@@ -522,13 +550,14 @@ impl ContentionStats {
     /// Fairness: most operations by one thread over fewest by one thread
     /// (1 is perfectly fair; infinite if a thread starved).
     pub fn max_over_min(&self) -> f64 {
-        let max = self.ops.iter().copied().max().unwrap_or(0);
-        let min = self.ops.iter().copied().min().unwrap_or(0);
-        if min == 0 {
-            f64::INFINITY
-        } else {
-            max as f64 / min as f64
-        }
+        spread(self.ops.iter().map(|&n| n as f64))
+    }
+
+    /// The same spread of the CPU time the scheduler gave each thread: on
+    /// fewer cores than threads, no lock can make the operations fairer
+    /// than this without holding back the threads that run most.
+    pub fn cpu_max_over_min(&self) -> f64 {
+        spread(self.thread_cpu.iter().map(Duration::as_secs_f64))
     }
 }
 
@@ -546,13 +575,14 @@ pub fn timed_contention<L: CounterLock + Sync>(
             .map(|_| {
                 s.spawn(|| {
                     barrier.wait();
+                    let cpu_start = thread_cpu_time();
                     let mut ops = 0_u64;
                     while !stop.load(Ordering::Relaxed) {
                         lock.with(critical_section);
                         think();
                         ops += 1;
                     }
-                    ops
+                    (ops, thread_cpu_time() - cpu_start)
                 })
             })
             .collect();
@@ -561,26 +591,28 @@ pub fn timed_contention<L: CounterLock + Sync>(
         let start = Instant::now();
         thread::sleep(duration);
         stop.store(true, Ordering::Relaxed);
-        let ops: Vec<u64> = handles
+        let per_thread: Vec<(u64, Duration)> = handles
             .into_iter()
             .map(|h| h.join().expect("contending thread panicked"))
             .collect();
-        (ops, start, cpu_start)
+        (per_thread, start, cpu_start)
     });
     ContentionStats {
-        ops,
+        ops: ops.iter().map(|&(n, _)| n).collect(),
         wall: start.elapsed(),
         cpu: cpu_time() - cpu_start,
+        thread_cpu: ops.iter().map(|&(_, cpu)| cpu).collect(),
     }
 }
 
 /// One row of the contention table the benches print.
 pub fn contention_row(name: &str, threads: usize, stats: &ContentionStats) -> String {
     format!(
-        "{name:<16} {threads:>3} {:>10.2} {:>10.1} {:>9.2}  {:?}",
+        "{name:<16} {threads:>3} {:>10.2} {:>10.1} {:>9.2} {:>9.2}  {:?}",
         stats.ops_per_sec() / 1e6,
         stats.cpu_ns_per_op(),
         stats.max_over_min(),
+        stats.cpu_max_over_min(),
         stats.ops,
     )
 }
@@ -588,8 +620,8 @@ pub fn contention_row(name: &str, threads: usize, stats: &ContentionStats) -> St
 /// The header of the contention table the benches print.
 pub fn contention_header() -> String {
     format!(
-        "{:<16} {:>3} {:>10} {:>10} {:>9}  ops per thread",
-        "lock", "thr", "Mops/s", "CPU ns/op", "max/min"
+        "{:<16} {:>3} {:>10} {:>10} {:>9} {:>9}  ops per thread",
+        "lock", "thr", "Mops/s", "CPU ns/op", "max/min", "cpu m/m"
     )
 }
 
