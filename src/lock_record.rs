@@ -27,9 +27,10 @@ pub(crate) const FIRST_BATCH: usize = 8;
 /// - `count` and `free_next` are touched only by the owner's thread;
 /// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
 ///   the object whose queue holds the record;
-/// - `passed_over_since` is touched under that meta-lock while the record
-///   waits in a queue behind an owner, and otherwise only by the owner's
-///   thread; other threads read it only for a record waiting in a queue;
+/// - `passed_over` is touched under that meta-lock while the record is in a
+///   queue, or has just been taken out of it by an exit that still holds the
+///   meta-lock and has not yet signalled the owner; otherwise only by the
+///   owner's thread;
 /// - `displaced` is written under that meta-lock, or by the owner before the
 ///   record is published, and is atomic so that the owner's fused unlock may
 ///   read it without the meta-lock (it only uses the value if the word proves
@@ -42,13 +43,23 @@ pub(crate) struct LockRecord {
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
     waiting_for_notify: UnsafeCell<bool>,
-    /// When the thread, invited to re-contend, first lost the monitor to
-    /// another thread during the current enter; `None` otherwise.
-    passed_over_since: UnsafeCell<Option<Instant>>,
+    /// How a contender has fared after invitations in its current enter.
+    passed_over: UnsafeCell<PassedOver>,
     free_next: UnsafeCell<*mut LockRecord>,
 }
 
 const _: () = assert!(core::mem::align_of::<LockRecord>() > !crate::word::POINTER_MASK);
+
+/// How often, and since when, a thread invited to re-contend for a monitor
+/// lost it to another thread, during one enter (the eventual-fairness
+/// bookkeeping of `monitor`). The preset, `default()`, is never.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PassedOver {
+    /// The first such loss.
+    pub(crate) since: Option<Instant>,
+    /// How many.
+    pub(crate) times: u32,
+}
 
 /// Lock records taken from the global allocator, by all threads (paper 000,
 /// Table 2).
@@ -76,7 +87,10 @@ impl LockRecord {
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
             waiting_for_notify: UnsafeCell::new(false),
-            passed_over_since: UnsafeCell::new(None),
+            passed_over: UnsafeCell::new(PassedOver {
+                since: None,
+                times: 0,
+            }),
             free_next: UnsafeCell::new(ptr::null_mut()),
         }
     }
@@ -150,19 +164,35 @@ impl LockRecord {
     }
 
     /// # Safety
-    /// As the type's invariant says for `passed_over_since`.
+    /// As the type's invariant says for `passed_over`.
     #[inline]
-    pub(crate) unsafe fn passed_over_since(&self) -> Option<Instant> {
+    pub(crate) unsafe fn passed_over(&self) -> PassedOver {
         // SAFETY: exclusive access (caller's contract).
-        self.passed_over_since.with(|p| unsafe { *p })
+        self.passed_over.with(|p| unsafe { *p })
     }
 
     /// # Safety
-    /// As the type's invariant says for `passed_over_since`.
+    /// As the type's invariant says for `passed_over`.
     #[inline]
-    pub(crate) unsafe fn set_passed_over_since(&self, since: Option<Instant>) {
+    pub(crate) unsafe fn set_passed_over(&self, passed_over: PassedOver) {
         // SAFETY: exclusive access (caller's contract).
-        self.passed_over_since.with_mut(|p| unsafe { *p = since })
+        self.passed_over.with_mut(|p| unsafe { *p = passed_over })
+    }
+
+    /// Checks the presets that a record on the free list must hold.
+    ///
+    /// # Safety
+    /// Called by the owner's thread, with no word or queue referring to the
+    /// record.
+    #[cfg(all(debug_assertions, not(metalock_swap_only)))]
+    pub(crate) unsafe fn debug_assert_presets(&self) {
+        // SAFETY: caller's contract: the record is ours alone.
+        unsafe {
+            debug_assert_eq!(self.count(), 1);
+            debug_assert!(self.queue().is_null());
+            debug_assert!(!self.waiting_for_notify());
+            debug_assert_eq!(self.passed_over(), PassedOver::default());
+        }
     }
 }
 
@@ -244,7 +274,7 @@ impl ExecEnv {
             record.set_count(1);
             record.set_queue(ptr::null_mut());
             record.set_waiting_for_notify(false);
-            record.set_passed_over_since(None);
+            record.set_passed_over(PassedOver::default());
             self.push_lock_record(record);
         }
     }

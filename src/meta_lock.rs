@@ -329,7 +329,8 @@ pub mod hooks {
     static HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 
     /// Calls `hook` at every hand-off event, on the thread where it happens;
-    /// `None` removes it.
+    /// `None` removes it. The hook may run while the thread holds a
+    /// meta-lock, so it must not touch any monitor.
     pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
         let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
         // Release pairs with the Acquire in `fire`.

@@ -43,7 +43,7 @@ use core::ptr;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::lock_record::LockRecord;
+use crate::lock_record::{LockRecord, PassedOver};
 use crate::meta_lock::hooks;
 use crate::platform::{self, Instant};
 use crate::primitive::Ordering;
@@ -351,7 +351,7 @@ impl MultiUseWord {
         // is the calling thread's EE.
         unsafe {
             let record = ee.alloc_lock_record();
-            self.acquire_held(ee, record, bits, false)
+            self.acquire_held(ee, record, bits, None)
         }
     }
 
@@ -386,9 +386,11 @@ impl MultiUseWord {
     /// (Fig. 7, monitorEnterSlow), queues the record, sleeps until an exit
     /// invites this thread (which takes the record out of the queue again),
     /// and re-contends like a newcomer. A thread that was invited and lost
-    /// notes since when (`passed_over_since`); once that is `FAIR_AFTER`
-    /// ago, the exit that invites it next hands it the monitor instead.
-    /// `invited` says whether the caller got here by an invitation.
+    /// counts it in its record's `passed_over`; see `passed_over_too_long`
+    /// for when the exit that invites it next hands it the monitor instead.
+    /// `invited_at` is `Some` if the caller got here by an invitation: the
+    /// time, read before the meta-lock was taken, so that the clock is not
+    /// read while others wait for the meta-lock.
     ///
     /// # Safety
     /// We hold the meta-lock at `bits`, which another thread may own but we
@@ -398,30 +400,37 @@ impl MultiUseWord {
         ee: &ExecEnv,
         record: &'static LockRecord,
         mut bits: usize,
-        mut invited: bool,
+        mut invited_at: Option<Instant>,
     ) -> &'static LockRecord {
         loop {
             if state(bits) != LOCKED {
                 // SAFETY: caller's contract; the record is in no queue.
                 unsafe {
-                    record.set_passed_over_since(None);
+                    record.set_passed_over(PassedOver::default());
                     self.install(ee, record, bits);
                 }
                 return record;
             }
-            // SAFETY: the record is in no queue and we hold the meta-lock
-            // that orders the exit's read of it once it is queued.
-            if invited && unsafe { record.passed_over_since() }.is_none() {
-                let now = platform::get().now();
-                // SAFETY: as above.
-                unsafe { record.set_passed_over_since(Some(now)) };
+            if let Some(now) = invited_at {
+                // SAFETY: the record is in no queue, and the meta-lock we
+                // hold orders this with the exits that read it once queued.
+                unsafe {
+                    let passed_over = record.passed_over();
+                    record.set_passed_over(PassedOver {
+                        since: passed_over.since.or(Some(now)),
+                        times: passed_over.times.saturating_add(1),
+                    });
+                }
                 hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
             }
             count!(ee, blocking_enters);
             // SAFETY: we hold the meta-lock; LOCKED points at the head.
             unsafe { append_to_queue(&*record_of(bits), record) };
-            // Relaxed: this store and the inviting exit's store are both
-            // made under the meta-lock, which orders them.
+            // Relaxed: every earlier signal to this thread was already read
+            // by it (with Acquire in `await_invitation` or `wait`, or under
+            // this meta-lock), so coherence orders this reset after it, and
+            // the next signal comes from an exit that sees our record in the
+            // queue, under this meta-lock.
             ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
             self.release_meta_lock(ee, bits | QUEUE_SUMMARY);
             if self.await_invitation(ee) == SIGNAL_HANDED_OVER {
@@ -430,10 +439,10 @@ impl MultiUseWord {
             #[cfg(not(metalock_swap_only))]
             if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
                 // SAFETY: the invitation took the record out of the queue.
-                unsafe { record.set_passed_over_since(None) };
+                unsafe { record.set_passed_over(PassedOver::default()) };
                 return record;
             }
-            invited = true;
+            invited_at = Some(platform::get().now());
             bits = self.get_meta_lock(ee);
         }
     }
@@ -511,8 +520,14 @@ impl MultiUseWord {
                 .is_ok()
             {
                 // The word no longer refers to the record and its queue was
-                // empty (clear summary bit), the count is 1 and an owner
-                // never waits for a notification: the presets hold.
+                // empty (clear summary bit), the count is 1, an owner never
+                // waits for a notification and every enter ends with its
+                // `passed_over` cleared: the presets hold.
+                // SAFETY: nothing refers to the record any more.
+                #[cfg(debug_assertions)]
+                unsafe {
+                    record.debug_assert_presets()
+                };
                 count!(ee, extra_fast_hits);
                 return;
             }
@@ -645,32 +660,31 @@ impl MultiUseWord {
                 break;
             }
         }
-        if signal == SIGNAL_HANDED_OVER {
-            // Our record owns the monitor again, with its count; only a
-            // notified waiter is ever invited or handed the monitor.
-            return false;
-        }
+        // A waiting record is never handed the monitor: hand-over goes only
+        // to a record passed over in this enter, and every enter, the one
+        // before this wait included, ends with that cleared. A notified
+        // waiter is invited, and handed the monitor only later, in
+        // `acquire_held`, if it keeps losing.
+        debug_assert_ne!(signal, SIGNAL_HANDED_OVER);
+        let invited_at = (signal == SIGNAL_INVITED).then(|| platform::get().now());
         let bits = self.get_meta_lock(ee);
         // SAFETY: we hold the meta-lock. An invitation took our record out
         // of the queue (and came only after a notification cleared our
-        // flag); a hand-over made it the owner; otherwise the time ran out
-        // and the record is still queued.
+        // flag); otherwise the time ran out and the record is still queued.
         unsafe {
             // Relaxed: written under the meta-lock we hold.
             let signal = ee.monitor_signal.load(Ordering::Relaxed);
-            if signal == SIGNAL_HANDED_OVER {
-                self.release_meta_lock(ee, bits);
-                return false;
-            }
+            debug_assert_ne!(signal, SIGNAL_HANDED_OVER);
             let timed_out = record.waiting_for_notify();
             record.set_waiting_for_notify(false);
-            let invited = signal == SIGNAL_INVITED;
-            let bits = if invited {
-                bits
+            let (bits, invited_at) = if signal == SIGNAL_INVITED {
+                // An invitation that came while we took the meta-lock has
+                // no time: this enter does not count as a loss yet.
+                (bits, invited_at)
             } else {
-                remove_from_queue(bits, record)
+                (remove_from_queue(bits, record), None)
             };
-            self.acquire_held(ee, record, bits, invited);
+            self.acquire_held(ee, record, bits, invited_at);
             timed_out
         }
     }
@@ -692,6 +706,8 @@ impl MultiUseWord {
         // its record in front, and the next owner's goes before it), so the
         // last waiting record is the one that has waited longest: that is
         // the one `notify_one` marks, so that new waiters cannot starve it.
+        // That walks the whole queue, which is no longer than the number of
+        // threads.
         let mut oldest = None;
         // SAFETY: we hold the meta-lock; the queue's records are ours to
         // change.
@@ -798,16 +814,19 @@ unsafe fn take_first_contender(first: &mut *mut LockRecord) -> Option<&'static L
 }
 
 /// Whether `record`, a contender just taken out of a queue, has been losing
-/// the monitor to other threads for `FAIR_AFTER` (under loom: at all, so
-/// that the models see hand-overs without depending on the clock).
+/// the monitor to other threads after invitations for `FAIR_AFTER`. Under
+/// loom, time is replaced by a count (the second loss is too long), so that
+/// the models see both a passed-over contender invited again and one handed
+/// the monitor, without depending on the clock.
 ///
 /// # Safety
 /// The caller holds the meta-lock of the object whose queue held `record`.
 unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
     // SAFETY: caller's contract (the record's invariant).
-    match unsafe { record.passed_over_since() } {
+    let passed_over = unsafe { record.passed_over() };
+    match passed_over.since {
         None => false,
-        Some(_) if cfg!(loom) => true,
+        Some(_) if cfg!(loom) => passed_over.times >= 2,
         Some(since) => platform::get().now().saturating_duration_since(since) >= FAIR_AFTER,
     }
 }
@@ -823,7 +842,7 @@ unsafe fn make_heir(heir: &LockRecord, rest: *mut LockRecord, displaced: usize) 
     unsafe {
         heir.set_queue(rest);
         heir.set_displaced(displaced);
-        heir.set_passed_over_since(None);
+        heir.set_passed_over(PassedOver::default());
     }
     let summary = if rest.is_null() { 0 } else { QUEUE_SUMMARY };
     locked_bits(heir) | summary
