@@ -414,7 +414,9 @@ fn main() {
         common::THINK_STEPS,
     );
     println!(
-        "³ the same spread of the CPU time each thread got (getrusage RUSAGE_THREAD, Linux only):          with more threads than cores the scheduler's share bounds how even the operations can          be, whatever the lock."
+        "³ the same spread of the CPU time each thread got (getrusage RUSAGE_THREAD, Linux \
+         only): with more threads than cores, the scheduler's share bounds how even the \
+         operations can be, whatever the lock."
     );
     println!(
         "Bounded buffer: metalock uses one monitor (wait_while + notify_all), the peers a Mutex \
