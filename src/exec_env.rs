@@ -45,7 +45,13 @@ use crate::word::BUSY;
 /// the low three bits of its address free for the word's tags), and never
 /// deallocated. The thread-owned fields are accessed only by the thread the
 /// EE is bound to.
+///
+/// Layout: the fields other threads write (hand-off, signal, parker) come
+/// first, and the thread-owned ones, which every extra-fast lock and unlock
+/// writes, start a cache-line block of their own, so that a thread waking
+/// or handing off to this one does not take that line away from it.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct ExecEnv {
     /// Predecessor side of the meta-lock hand-off: `IDLE`, `BITS_FOR_GRAB`,
     /// or the address of the successor's EE (see `meta_lock`).
@@ -63,6 +69,8 @@ pub(crate) struct ExecEnv {
     pub(crate) monitor_signal: AtomicUsize,
     /// Where this thread blocks.
     pub(crate) parker: Parker,
+    /// Starts the thread-owned fields on the next cache-line block.
+    thread_owned_block: CacheLineBlock,
     /// Thread-owned: first free lock record.
     pub(crate) free_records: UnsafeCell<*mut LockRecord>,
     /// Thread-owned: lock records taken from the free list and not returned
@@ -88,6 +96,13 @@ pub(crate) struct ExecEnv {
     pool_next: UnsafeCell<*const ExecEnv>,
 }
 
+/// A zero-sized field aligned like a cache-line block (two lines: the
+/// adjacent-line prefetcher of x86 moves lines in pairs, as crossbeam's
+/// `CachePadded` assumes).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct CacheLineBlock;
+
 // SAFETY: the atomics are shared; the `UnsafeCell` fields are either owned by
 // the bound thread (free list, counters) or by the pool lock (`pool_next`),
 // as the type's invariants state.
@@ -109,6 +124,7 @@ impl ExecEnv {
             got_meta_lock_slow: AtomicBool::new(false),
             monitor_signal: AtomicUsize::new(0),
             parker: Parker::new(),
+            thread_owned_block: CacheLineBlock,
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),
             last_taken: UnsafeCell::new(ptr::null()),
