@@ -45,13 +45,14 @@
 //!
 //! # Features
 //!
-//! - `std` (default): thread-locals, `std::time::Instant` and parking through
-//!   `parking_lot_core`. Without it the crate is `#![no_std]` + `alloc` and a
+//! - `std` (default): thread-locals, `std::time::Instant`, and blocking on
+//!   the futex system call on Linux, through `parking_lot_core` elsewhere.
+//!   Without it the crate is `#![no_std]` + `alloc` and a
 //!   [`platform::Platform`] must be registered.
 //! - `stats`: per-thread counters of meta-lock acquisitions, hand-offs,
 //!   extra-fast hits and misses, blocking enters, waits, notifies and lock
 //!   records allocated, summed by `stats::snapshot()` (paper 000, Tables 2
-//!   and 3). Zero cost when off.
+//!   and 3), and monitor hand-overs. Zero cost when off.
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.

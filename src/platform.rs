@@ -95,18 +95,69 @@ pub unsafe trait Platform: Sync {
     }
 }
 
-/// The platform of every `std` target: threads block through
-/// `parking_lot_core`'s address-keyed parking lot.
+/// The platform of every `std` target: threads block on the futex system
+/// call on Linux, and through `parking_lot_core`'s address-keyed parking lot
+/// elsewhere.
 #[cfg(feature = "std")]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdPlatform;
 
 #[cfg(feature = "std")]
-// SAFETY: `parking_lot_core::park` validates `*word == expected` under its
-// bucket lock and `unpark_all` takes the same lock, so a wake that follows a
-// change of the value is never missed; `std::time::Instant` is monotonic. The
-// thread slot is not used with std.
+// SAFETY: the futex compares `*word` with `expected` and sleeps atomically
+// with respect to a wake on the same address, and `parking_lot_core::park`
+// validates `*word == expected` under the bucket lock that `unpark_all`
+// takes, so either way a wake that follows a change of the value is never
+// missed; `std::time::Instant` is monotonic. The thread slot is not used with
+// std.
 unsafe impl Platform for StdPlatform {
+    #[cfg(target_os = "linux")]
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        let timeout = match deadline {
+            None => None,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return;
+                }
+                Some(libc::timespec {
+                    tv_sec: left.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
+                    tv_nsec: left.subsec_nanos() as _,
+                })
+            }
+        };
+        let timeout = timeout
+            .as_ref()
+            .map_or(core::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `word` is a live, aligned 32-bit atomic for the whole call,
+        // and `timeout` is null or points at a timespec on our stack. The
+        // futex only reads the word; an error (the value changed, a signal,
+        // the timeout) is a return the caller treats as spurious.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                expected,
+                timeout,
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn wake(&self, word: &AtomicU32) {
+        // SAFETY: `word` is a live, aligned 32-bit atomic; waking has no
+        // other effect on memory.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                i32::MAX,
+            );
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         use core::sync::atomic::Ordering;
         let key = word as *const AtomicU32 as usize;
@@ -116,7 +167,7 @@ unsafe impl Platform for StdPlatform {
         unsafe {
             parking_lot_core::park(
                 key,
-                // Relaxed: the parker's own compare-exchanges order the data.
+                // Relaxed: the parker's own swaps order the data.
                 || word.load(Ordering::Relaxed) == expected,
                 || {},
                 |_, _| {},
@@ -126,6 +177,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
+    #[cfg(not(target_os = "linux"))]
     fn wake(&self, word: &AtomicU32) {
         let key = word as *const AtomicU32 as usize;
         // SAFETY: see `wait`: the key belongs to this crate's parker.
