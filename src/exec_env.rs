@@ -47,9 +47,10 @@ use crate::word::BUSY;
 /// EE is bound to.
 ///
 /// Layout: the fields other threads write (hand-off, signal, parker) come
-/// first, and the thread-owned ones, which every extra-fast lock and unlock
-/// writes, start a cache-line block of their own, so that a thread waking
-/// or handing off to this one does not take that line away from it.
+/// first, and the rest, led by the thread-owned ones that every extra-fast
+/// lock and unlock writes, start a cache-line block of their own, so that a
+/// thread waking or handing off to this one does not take that line away
+/// from it.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct ExecEnv {
@@ -69,8 +70,9 @@ pub(crate) struct ExecEnv {
     pub(crate) monitor_signal: AtomicUsize,
     /// Where this thread blocks.
     pub(crate) parker: Parker,
-    /// Starts the thread-owned fields on the next cache-line block.
-    thread_owned_block: CacheLineBlock,
+    /// Starts the thread-owned fields on the next cache-line block
+    /// (zero-sized, aligned as crossbeam pads for the target).
+    thread_owned_block: CachePadded<()>,
     /// Thread-owned: first free lock record.
     pub(crate) free_records: UnsafeCell<*mut LockRecord>,
     /// Thread-owned: lock records taken from the free list and not returned
@@ -96,13 +98,6 @@ pub(crate) struct ExecEnv {
     pool_next: UnsafeCell<*const ExecEnv>,
 }
 
-/// A zero-sized field aligned like a cache-line block (two lines: the
-/// adjacent-line prefetcher of x86 moves lines in pairs, as crossbeam's
-/// `CachePadded` assumes).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct CacheLineBlock;
-
 // SAFETY: the atomics are shared; the `UnsafeCell` fields are either owned by
 // the bound thread (free list, counters) or by the pool lock (`pool_next`),
 // as the type's invariants state.
@@ -111,7 +106,8 @@ unsafe impl Sync for ExecEnv {}
 // thread, the binding protocol does.
 unsafe impl Send for ExecEnv {}
 
-const _: () = assert!(core::mem::align_of::<CachePadded<ExecEnv>>() > !crate::word::POINTER_MASK);
+const _: () = assert!(core::mem::align_of::<ExecEnv>() > !crate::word::POINTER_MASK);
+const _: () = assert!(core::mem::size_of::<CachePadded<()>>() == 0);
 
 impl ExecEnv {
     fn new() -> Self {
@@ -124,7 +120,7 @@ impl ExecEnv {
             got_meta_lock_slow: AtomicBool::new(false),
             monitor_signal: AtomicUsize::new(0),
             parker: Parker::new(),
-            thread_owned_block: CacheLineBlock,
+            thread_owned_block: CachePadded::new(()),
             free_records: UnsafeCell::new(ptr::null_mut()),
             records_out: UnsafeCell::new(0),
             last_taken: UnsafeCell::new(ptr::null()),

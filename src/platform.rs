@@ -96,8 +96,9 @@ pub unsafe trait Platform: Sync {
 }
 
 /// The platform of every `std` target: threads block on the futex system
-/// call on Linux, and through `parking_lot_core`'s address-keyed parking lot
-/// elsewhere.
+/// call on 64-bit Linux, and through `parking_lot_core`'s address-keyed
+/// parking lot elsewhere (on 32-bit Linux the classic call and
+/// `libc::timespec` disagree on some targets about the width of time).
 #[cfg(feature = "std")]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdPlatform;
@@ -110,7 +111,7 @@ pub struct StdPlatform;
 // missed; `std::time::Instant` is monotonic. The thread slot is not used with
 // std.
 unsafe impl Platform for StdPlatform {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         let timeout = match deadline {
             None => None,
@@ -128,10 +129,14 @@ unsafe impl Platform for StdPlatform {
         let timeout = timeout
             .as_ref()
             .map_or(core::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: `word` is a live, aligned 32-bit atomic for the whole call,
-        // and `timeout` is null or points at a timespec on our stack. The
-        // futex only reads the word; an error (the value changed, a signal,
-        // the timeout) is a return the caller treats as spurious.
+        // SAFETY: the variadic arguments match the kernel's futex ABI (the
+        // word's address, a `c_int` operation, a `u32` value, a timespec
+        // pointer; none narrower than `int`); `word` is a live, aligned
+        // 32-bit atomic for the whole call, and `timeout` is null or points
+        // at a timespec on our stack, of the layout this 64-bit target's
+        // call reads. The futex only reads the word; an error (the value
+        // changed, a signal, the timeout) is a return the caller treats as
+        // spurious.
         unsafe {
             libc::syscall(
                 libc::SYS_futex,
@@ -143,10 +148,11 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     fn wake(&self, word: &AtomicU32) {
-        // SAFETY: `word` is a live, aligned 32-bit atomic; waking has no
-        // other effect on memory.
+        // SAFETY: the variadic arguments match the kernel's futex ABI (the
+        // word's address, a `c_int` operation, an `int` count); `word` is a
+        // live, aligned 32-bit atomic; waking has no other effect on memory.
         unsafe {
             libc::syscall(
                 libc::SYS_futex,
@@ -157,7 +163,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         use core::sync::atomic::Ordering;
         let key = word as *const AtomicU32 as usize;
@@ -177,7 +183,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
     fn wake(&self, word: &AtomicU32) {
         let key = word as *const AtomicU32 as usize;
         // SAFETY: see `wait`: the key belongs to this crate's parker.
