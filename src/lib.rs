@@ -46,8 +46,8 @@
 //! # Features
 //!
 //! - `std` (default): thread-locals, `std::time::Instant`, and blocking on
-//!   the futex system call on Linux, through `parking_lot_core` elsewhere.
-//!   Without it the crate is `#![no_std]` + `alloc` and a
+//!   the futex system call on 64-bit Linux, through `parking_lot_core`
+//!   elsewhere. Without it the crate is `#![no_std]` + `alloc` and a
 //!   [`platform::Platform`] must be registered.
 //! - `stats`: per-thread counters of meta-lock acquisitions, hand-offs,
 //!   extra-fast hits and misses, blocking enters, waits, notifies and lock
