@@ -118,7 +118,7 @@ impl ExecEnv {
             meta_lock_bits: AtomicUsize::new(0),
             #[cfg(not(metalock_swap_only))]
             got_meta_lock_slow: AtomicBool::new(false),
-            monitor_signal: AtomicUsize::new(0),
+            monitor_signal: AtomicUsize::new(crate::monitor::SIGNAL_NONE),
             parker: Parker::new(),
             thread_owned_block: CachePadded::new(()),
             free_records: UnsafeCell::new(ptr::null_mut()),

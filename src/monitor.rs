@@ -588,8 +588,8 @@ impl MultiUseWord {
         }
     }
 
-    /// Releases the meta-lock with `release_bits`, then gives `signal` to
-    /// the thread of `record` and wakes it.
+    /// Gives `signal` to the thread of `record`, releases the meta-lock
+    /// with `release_bits`, then wakes that thread.
     fn release_and_signal(
         &self,
         ee: &ExecEnv,
