@@ -87,10 +87,7 @@ impl LockRecord {
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
             waiting_for_notify: UnsafeCell::new(false),
-            passed_over: UnsafeCell::new(PassedOver {
-                since: None,
-                times: 0,
-            }),
+            passed_over: UnsafeCell::new(PassedOver::default()),
             free_next: UnsafeCell::new(ptr::null_mut()),
         }
     }
@@ -291,9 +288,8 @@ impl ExecEnv {
     /// `self` is the calling thread's EE and owns `record`, which is on no
     /// free list. Either no word or queue refers to `record` any more and
     /// its presets hold (count 1, empty queue, not waiting, not passed
-    /// over), or the caller
-    /// takes it back with `take_lock_record` before anything else on this
-    /// thread uses the free list.
+    /// over), or the caller takes it back with `take_lock_record` before
+    /// anything else on this thread uses the free list.
     #[inline(always)]
     pub(crate) unsafe fn push_lock_record(&self, record: &LockRecord) {
         debug_assert!(ptr::eq(record.owner, self));
