@@ -209,10 +209,10 @@ fn hand_overs() -> usize {
 }
 
 /// Eventual fairness: a contender that an exit invited and that then lost
-/// the monitor to a re-entering thread is handed the monitor by the next
-/// exit (under loom any passed-over contender counts as passed over too
-/// long). Asserts mutual exclusion throughout, and that some execution took
-/// the hand-over path.
+/// the monitor to a re-entering thread twice is handed the monitor by the
+/// next exit (under loom the time bound counts as passed, so the models
+/// also see a contender passed over once invited again). Asserts mutual
+/// exclusion throughout, and that some execution took the hand-over path.
 #[test]
 fn passed_over_contender_is_handed_the_monitor() {
     let hand_overs_before = hand_overs();

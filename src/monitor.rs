@@ -27,9 +27,9 @@
 //! the meta-lock). The invited thread re-contends like a newcomer and queues
 //! again if it loses. Renouncement alone lets a thread lose again and again
 //! (starve) while others barge in through the extra-fast path, so a thread
-//! that was invited and lost notes since when it has been passed over; the
-//! exit that invites it once that is [`FAIR_AFTER`] ago hands it the monitor
-//! instead. Paper 001 sets out the trade: hand-over costs throughput (a
+//! that was invited and lost counts its losses and notes since when; the
+//! exit that invites it after a second loss, once the first is
+//! [`FAIR_AFTER`] ago, hands it the monitor instead. Paper 001 sets out the trade: hand-over costs throughput (a
 //! context switch per transfer), renouncement costs fairness; the crate
 //! renounces by default and hands over only to a thread that is starving
 //! (eventual fairness). A notification only clears a waiter's flag; the waiter
@@ -813,11 +813,11 @@ unsafe fn take_first_contender(first: &mut *mut LockRecord) -> Option<&'static L
     None
 }
 
-/// Whether `record`, a contender just taken out of a queue, has been losing
-/// the monitor to other threads after invitations for `FAIR_AFTER`. Under
-/// loom, time is replaced by a count (the second loss is too long), so that
-/// the models see both a passed-over contender invited again and one handed
-/// the monitor, without depending on the clock.
+/// Whether `record`, a contender just taken out of a queue, has lost the
+/// monitor to other threads after invitations at least twice, the first
+/// time `FAIR_AFTER` ago or more. Under loom the time counts as passed, so
+/// that the models see this same rule (a contender passed over once invited
+/// again, one passed over twice handed the monitor) without the clock.
 ///
 /// # Safety
 /// The caller holds the meta-lock of the object whose queue held `record`.
@@ -825,9 +825,10 @@ unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
     // SAFETY: caller's contract (the record's invariant).
     let passed_over = unsafe { record.passed_over() };
     match passed_over.since {
-        None => false,
-        Some(_) if cfg!(loom) => passed_over.times >= 2,
-        Some(since) => platform::get().now().saturating_duration_since(since) >= FAIR_AFTER,
+        Some(since) if passed_over.times >= 2 => {
+            cfg!(loom) || platform::get().now().saturating_duration_since(since) >= FAIR_AFTER
+        }
+        _ => false,
     }
 }
 

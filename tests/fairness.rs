@@ -1,7 +1,7 @@
 //! Eventual fairness: a thread that an exit invited to re-contend, and that
 //! then lost the monitor to another thread, is handed the monitor by an exit
-//! once it has been passed over for longer than the crate's bound (half a
-//! millisecond), instead of re-contending forever.
+//! once it has lost twice and the first loss is older than the crate's
+//! bound (half a millisecond), instead of re-contending forever.
 //!
 //! The test observes the crate through its hand-off hooks (process-wide,
 //! hence this file of its own). Sleeps only make the passed-over time long
@@ -39,8 +39,9 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
     let word = Arc::new(MultiUseWord::with_payload(9));
     // Each round: a contender blocks behind us; we release and at once
     // re-enter, so that the invited contender, still waking up, loses and
-    // queues again (passed over). Should the contender win instead (we were
-    // descheduled in between), it leaves, and the next round starts afresh.
+    // queues again (passed over), twice. Should the contender win instead
+    // (we were descheduled in between), it leaves, and the next round starts
+    // afresh.
     for _round in 0..100 {
         let mut guard = word.lock();
         let done = Arc::new(AtomicBool::new(false));
@@ -53,9 +54,9 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
                 let guard = word.lock();
                 assert_eq!(guard.depth(), 1);
                 done.store(true, SeqCst);
-                // Once passed over, it got here by the hand-over: hold the
-                // monitor until the test has seen that it is ours.
-                if PASSED_OVER.load(SeqCst) > passed_over_before {
+                // Once passed over twice, it got here by the hand-over: hold
+                // the monitor until the test has seen that it is ours.
+                if PASSED_OVER.load(SeqCst) >= passed_over_before + 2 {
                     while !release.load(SeqCst) {
                         thread::sleep(Duration::from_millis(1));
                     }
@@ -65,19 +66,20 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
         for _ in 0..200 {
             // Long enough for the contender to give up spinning and queue.
             thread::sleep(Duration::from_millis(1));
-            if PASSED_OVER.load(SeqCst) > passed_over_before || done.load(SeqCst) {
+            if PASSED_OVER.load(SeqCst) >= passed_over_before + 2 || done.load(SeqCst) {
                 break;
             }
             drop(guard);
             guard = word.lock();
         }
-        if done.load(SeqCst) || PASSED_OVER.load(SeqCst) == passed_over_before {
+        if done.load(SeqCst) || PASSED_OVER.load(SeqCst) < passed_over_before + 2 {
             drop(guard);
             contender.join().unwrap();
             continue;
         }
-        // The contender waits in the queue, passed over; let it starve past
-        // the bound, then release: the exit must hand the monitor over.
+        // The contender waits in the queue, passed over twice; let it
+        // starve past the bound, then release: the exit must hand the
+        // monitor over.
         thread::sleep(STARVED);
         let handed_over_before = HANDED_OVER.load(SeqCst);
         drop(guard);
@@ -93,5 +95,5 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
         set_handoff_hook(None);
         return;
     }
-    panic!("in 100 rounds the contender was never passed over");
+    panic!("in 100 rounds the contender was never passed over twice");
 }
