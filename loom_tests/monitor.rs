@@ -415,6 +415,45 @@ fn notify_with_a_competing_enter() {
 }
 
 #[test]
+fn waiting_summary_is_set_again_by_the_next_wait() {
+    // The notify that marks the last waiter clears the word's waiting
+    // summary, and a notify that finds it clear skips the meta-lock. The
+    // waiter's second wait must set it again, through whatever exits and
+    // enters the competitor causes in between, or the second notification
+    // is skipped and the waiter sleeps forever.
+    explore(
+        "waiting_summary_is_set_again_by_the_next_wait",
+        three_threads(),
+        || {
+            let shared = Shared::new();
+            let waiter = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.word.lock();
+                    for round in 1..=2 {
+                        while shared.counter(&g) < round {
+                            g.wait();
+                        }
+                    }
+                })
+            };
+            let competitor = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || drop(shared.word.lock()))
+            };
+            for _ in 0..2 {
+                let g = shared.word.lock();
+                shared.bump(&g);
+                g.notify_all();
+            }
+            waiter.join().unwrap();
+            competitor.join().unwrap();
+            shared.check_final(2);
+        },
+    );
+}
+
+#[test]
 fn notify_one_twice_two_waiters() {
     // Each waiter takes one permit; each notify_one hands out one. Every
     // waiter must return, whichever of them each notification marks.

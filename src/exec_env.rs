@@ -41,8 +41,8 @@ use crate::word::BUSY;
 
 /// The per-thread state of the meta-lock and monitor protocols.
 ///
-/// Invariants: allocated once, cache-padded (so at least 8-aligned, leaving
-/// the low three bits of its address free for the word's tags), and never
+/// Invariants: allocated once, cache-padded (so at least 16-aligned, leaving
+/// the low four bits of its address free for the word's tags), and never
 /// deallocated. The thread-owned fields are accessed only by the thread the
 /// EE is bound to.
 ///

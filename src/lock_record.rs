@@ -21,8 +21,8 @@ pub(crate) const FIRST_BATCH: usize = 8;
 ///
 /// Invariants:
 /// - allocated in batches that are never returned to the allocator, so a
-///   pointer to a record stays valid forever; 8-aligned, so a pointer to it
-///   leaves the word's three tag bits free;
+///   pointer to a record stays valid forever; 16-aligned, so a pointer to it
+///   leaves the word's four tag bits free;
 /// - `owner` never changes after allocation;
 /// - `count` and `free_next` are touched only by the owner's thread;
 /// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
@@ -35,7 +35,7 @@ pub(crate) const FIRST_BATCH: usize = 8;
 ///   record is published, and is atomic so that the owner's fused unlock may
 ///   read it without the meta-lock (it only uses the value if the word proves
 ///   nobody wrote it since).
-#[repr(align(8))]
+#[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
     owner: *const ExecEnv,

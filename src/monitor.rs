@@ -11,7 +11,10 @@
 //! holds the payload displaced from the word. Every change to the queue, the
 //! records in it or the word happens under the object's meta-lock, except the
 //! two extra-fast compare-and-swaps (NEUTRAL to LOCKED with an empty queue and
-//! back) and the owner's changes to its own recursion count.
+//! back) and the owner's changes to its own recursion count. Besides the
+//! queue summary that the fused unlock needs, the word keeps a waiting
+//! summary: whether the queue may hold a thread waiting for a notification,
+//! so that a notify with only contenders queued needs no meta-lock.
 //!
 //! # Policy
 //!
@@ -49,7 +52,9 @@ use crate::platform::{self, Instant};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::SpinWait;
-use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, record_of, state};
+use crate::word::{
+    LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, record_of, state,
+};
 
 /// Whether lock and unlock of an uncontended object use the fused
 /// single-compare-and-swap paths of section 5.2, and recursive enter and exit
@@ -178,7 +183,7 @@ impl MultiUseWord {
             // reading the record the word points at, then its owner.
             // SAFETY: `ee` is the calling thread's EE.
             let last = unsafe { ee.last_taken_lock_record() };
-            let mine = if bits & !QUEUE_SUMMARY == last as usize | LOCKED {
+            let mine = if bits & !(QUEUE_SUMMARY | WAITING_SUMMARY) == last as usize | LOCKED {
                 last
             } else if owner_is(bits, ee) {
                 record_of(bits)
@@ -377,7 +382,8 @@ impl MultiUseWord {
                 record.set_queue(first);
                 record.set_displaced((*first).displaced());
             }
-            self.release_meta_lock(ee, locked_bits(record) | QUEUE_SUMMARY);
+            let summaries = QUEUE_SUMMARY | (bits & WAITING_SUMMARY);
+            self.release_meta_lock(ee, locked_bits(record) | summaries);
         }
     }
 
@@ -556,7 +562,8 @@ impl MultiUseWord {
             let mut rest = record.queue();
             match take_first_contender(&mut rest) {
                 Some(heir) if passed_over_too_long(heir) => {
-                    let bits = make_heir(heir, rest, record.displaced());
+                    let waiting = bits & WAITING_SUMMARY;
+                    let bits = make_heir(heir, rest, record.displaced(), waiting);
                     self.release_and_signal(ee, bits, heir, SIGNAL_HANDED_OVER);
                 }
                 invited => {
@@ -564,7 +571,7 @@ impl MultiUseWord {
                         None => record.displaced(),
                         Some(head) => {
                             head.set_displaced(record.displaced());
-                            rest as usize | WAITERS
+                            rest as usize | WAITERS | (bits & WAITING_SUMMARY)
                         }
                     };
                     self.release_and_invite(ee, release, invited);
@@ -642,12 +649,12 @@ impl MultiUseWord {
             match invited {
                 Some(heir) if passed_over_too_long(heir) => {
                     let queue = record as *const LockRecord as *mut LockRecord;
-                    let bits = make_heir(heir, queue, record.displaced());
+                    let bits = make_heir(heir, queue, record.displaced(), WAITING_SUMMARY);
                     self.release_and_signal(ee, bits, heir, SIGNAL_HANDED_OVER);
                 }
                 invited => self.release_and_invite(
                     ee,
-                    record as *const LockRecord as usize | WAITERS,
+                    record as *const LockRecord as usize | WAITERS | WAITING_SUMMARY,
                     invited,
                 ),
             }
@@ -694,9 +701,12 @@ impl MultiUseWord {
         // SAFETY: EEs live forever; the owner's thread is calling.
         let ee = unsafe { &*record.owner() };
         count!(ee, notifies);
-        // Relaxed: we own the monitor, so only the summary bit can change
-        // under us, and a clear bit means an empty queue (nothing to notify).
-        if EXTRA_FAST && self.word.load(Ordering::Relaxed) == locked_bits(record) {
+        // Relaxed: we own the monitor, so other threads only set the queue
+        // summary or keep the word's bits (under the meta-lock, where BUSY
+        // sends us to the slow path below); the waiting summary, set by the
+        // wait that queued any waiter before we entered, is cleared only by
+        // us, and coherence shows us our own last change or a later one.
+        if EXTRA_FAST && self.word.load(Ordering::Relaxed) & !QUEUE_SUMMARY == locked_bits(record) {
             return 0;
         }
         let bits = self.get_meta_lock(ee);
@@ -709,12 +719,14 @@ impl MultiUseWord {
         // That walks the whole queue, which is no longer than the number of
         // threads.
         let mut oldest = None;
+        let mut waiting = 0;
         // SAFETY: we hold the meta-lock; the queue's records are ours to
         // change.
         unsafe {
             let mut q = record.queue();
             while let Some(r) = q.as_ref() {
                 if r.waiting_for_notify() {
+                    waiting += 1;
                     if all {
                         r.set_waiting_for_notify(false);
                         marked += 1;
@@ -729,7 +741,14 @@ impl MultiUseWord {
                 marked = 1;
             }
         }
-        self.release_meta_lock(ee, bits);
+        // Once every waiter is marked, the next notify (until a thread
+        // waits again) needs no meta-lock.
+        let release = if marked == waiting {
+            bits & !WAITING_SUMMARY
+        } else {
+            bits
+        };
+        self.release_meta_lock(ee, release);
         marked
     }
 }
@@ -834,19 +853,29 @@ unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
 
 /// Makes `heir`, a contender taken out of the queue, the owner of a monitor
 /// whose exiting owner displaced `displaced`, with `rest` queued behind it;
-/// returns the word's new value.
+/// returns the word's new value. `waiting` is the `WAITING_SUMMARY` of
+/// `rest`.
 ///
 /// # Safety
 /// As for [`passed_over_too_long`]; `rest` is the rest of that queue.
-unsafe fn make_heir(heir: &LockRecord, rest: *mut LockRecord, displaced: usize) -> usize {
+unsafe fn make_heir(
+    heir: &LockRecord,
+    rest: *mut LockRecord,
+    displaced: usize,
+    waiting: usize,
+) -> usize {
     // SAFETY: caller's contract.
     unsafe {
         heir.set_queue(rest);
         heir.set_displaced(displaced);
         heir.set_passed_over(PassedOver::default());
     }
-    let summary = if rest.is_null() { 0 } else { QUEUE_SUMMARY };
-    locked_bits(heir) | summary
+    let summaries = if rest.is_null() {
+        0
+    } else {
+        QUEUE_SUMMARY | waiting
+    };
+    locked_bits(heir) | summaries
 }
 
 /// Takes `record` out of the queue of a word whose value under the
@@ -866,7 +895,7 @@ unsafe fn remove_from_queue(bits: usize, record: &LockRecord) -> usize {
                 None => record.displaced(),
                 Some(next) => {
                     next.set_displaced(record.displaced());
-                    next as *const LockRecord as usize | WAITERS
+                    next as *const LockRecord as usize | WAITERS | (bits & WAITING_SUMMARY)
                 }
             }
         } else {

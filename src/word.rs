@@ -27,8 +27,15 @@ pub(crate) const BUSY: usize = 0b11;
 /// meta-lock. Clear means neither happened since the monitor was entered
 /// (paper 000, section 5.2).
 pub(crate) const QUEUE_SUMMARY: usize = 0b100;
+/// In LOCKED and WAITERS: set whenever the queue holds a record waiting for
+/// a notification (it may stay set after the last such record leaves), and
+/// in LOCKED it then comes with [`QUEUE_SUMMARY`]. Only the owner starts
+/// waiting, so no waiter can join while a thread owns the monitor: an owner
+/// that sees the bit clear knows, without the meta-lock, that a notify has
+/// nobody to mark.
+pub(crate) const WAITING_SUMMARY: usize = 0b1000;
 /// The pointer bits of LOCKED, WAITERS and BUSY words.
-pub(crate) const POINTER_MASK: usize = !0b111;
+pub(crate) const POINTER_MASK: usize = !0b1111;
 /// Where the payload starts in a NEUTRAL word.
 const PAYLOAD_SHIFT: u32 = 3;
 
@@ -75,8 +82,8 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 /// | low bits | state | the other bits |
 /// |---|---|---|
 /// | `00` | NEUTRAL | the payload, shifted left by 3 |
-/// | `01` | LOCKED | the owner's lock record (bit 2: queue summary) |
-/// | `10` | WAITERS | the first queued lock record |
+/// | `01` | LOCKED | the owner's lock record (bit 2: queue summary, bit 3: waiting summary) |
+/// | `10` | WAITERS | the first queued lock record (bit 3: waiting summary) |
 /// | `11` | BUSY | the execution environment that swapped last |
 ///
 /// A type that embeds a word and hashes by its payload trips clippy's

@@ -49,6 +49,17 @@ fn counters_follow_the_operations() {
     while stats::snapshot().since(&before).blocking_enters == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
+    // A queued contender is no waiter: the notify finds nobody to mark
+    // without the meta-lock.
+    let before_notify = stats::snapshot();
+    assert_eq!(guard.notify_all(), 0);
+    let notified = stats::snapshot().since(&before_notify);
+    let expected = if cfg!(any(feature = "meta-lock-only", feature = "swap-only")) {
+        1
+    } else {
+        0
+    };
+    assert_eq!(notified.get_meta_lock, expected, "{notified:?}");
     drop(guard);
     contender.join().unwrap();
     let contended = stats::snapshot().since(&before);
