@@ -28,10 +28,11 @@ use common::{
     THREAD_COUNTS,
 };
 
-/// Duration of the CPU-time/fairness round per (lock, threads).
+/// Duration of the CPU-time/fairness round per (lock, threads): long enough
+/// for the scheduler to even out threads over the cores (see `compare`).
 fn side_round() -> Duration {
     if common::bench_mode() {
-        Duration::from_millis(200)
+        Duration::from_millis(500)
     } else {
         Duration::from_millis(10)
     }

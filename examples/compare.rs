@@ -32,12 +32,16 @@ const FLOOR: usize = 4;
 /// Uncontended: pairs per timed run, and runs per lock (after one warm-up).
 const UNCONTENDED_PAIRS: u64 = 1_000_000;
 const UNCONTENDED_REPS: usize = 15;
-/// Contended: length of one fixed-duration round, and rounds per lock.
-const CONTENDED_ROUND: Duration = Duration::from_millis(150);
+/// Contended: length of one fixed-duration round, and rounds per lock. Long
+/// enough for the scheduler to even out 4 threads on 2 cores: in rounds of
+/// 150 ms one thread often kept a core to itself for the whole round, and
+/// max/min operations per thread measured that placement (up to 4-7 for
+/// every lock) more than the lock.
+const CONTENDED_ROUND: Duration = Duration::from_millis(500);
 const CONTENDED_REPS: usize = 3;
 /// Bounded buffer: items per producer/consumer pair, and runs per buffer.
 const BUFFER_ITEMS_PER_PAIR: u64 = 20_000;
-const BUFFER_REPS: usize = 3;
+const BUFFER_REPS: usize = 5;
 /// Ping-pong: round trips per run, and runs per implementation.
 const PING_PONG_ROUND_TRIPS: u64 = 10_000;
 const PING_PONG_REPS: usize = 3;
