@@ -49,6 +49,9 @@ fn counters_follow_the_operations() {
     while stats::snapshot().since(&before).blocking_enters == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
+    // The contender counts its blocking enter while it still holds the
+    // meta-lock; looking at the word waits for its release.
+    assert!(word.is_locked());
     // A queued contender is no waiter: the notify finds nobody to mark
     // without the meta-lock.
     let before_notify = stats::snapshot();
