@@ -32,8 +32,9 @@
 //! (starve) while others barge in through the extra-fast path, so a thread
 //! that was invited and lost counts its losses and notes since when; the
 //! exit that invites it after a second loss, once the first is
-//! [`FAIR_AFTER`] ago, hands it the monitor instead. Paper 001 sets out the trade: hand-over costs throughput (a
-//! context switch per transfer), renouncement costs fairness; the crate
+//! [`FAIR_AFTER`] ago, hands it the monitor instead. Paper 001 sets out the
+//! trade: hand-over costs throughput (a context switch per transfer),
+//! renouncement costs fairness; the crate
 //! renounces by default and hands over only to a thread that is starving
 //! (eventual fairness). A notification only clears a waiter's flag; the waiter
 //! re-contends when an exit invites it, or when its time runs out, in which
@@ -703,9 +704,11 @@ impl MultiUseWord {
         count!(ee, notifies);
         // Relaxed: we own the monitor, so other threads only set the queue
         // summary or keep the word's bits (under the meta-lock, where BUSY
-        // sends us to the slow path below); the waiting summary, set by the
-        // wait that queued any waiter before we entered, is cleared only by
-        // us, and coherence shows us our own last change or a later one.
+        // sends us to the slow path below), and only an owner clears the
+        // waiting summary. Coherence shows us the word we wrote when we
+        // entered, or a later value; an heir that was handed the monitor
+        // wrote nothing, but its Acquire of the signal follows the exiting
+        // owner's swap to BUSY, so it too sees that BUSY value or a later one.
         if EXTRA_FAST && self.word.load(Ordering::Relaxed) & !QUEUE_SUMMARY == locked_bits(record) {
             return 0;
         }
