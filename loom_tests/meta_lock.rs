@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
-use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
 
 // ---------------------------------------------------------------------------

@@ -193,7 +193,7 @@ fn enter_exit_three_threads() {
 /// thread-local counts the events of one test's executions only, while the
 /// hook (process-wide, the same for every test) is installed here.
 fn hand_overs() -> usize {
-    use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+    use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
     use std::cell::Cell;
 
     std::thread_local! {

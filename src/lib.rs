@@ -73,15 +73,21 @@ macro_rules! count {
     };
     ($ee:expr, $field:ident, $n:expr) => {
         #[cfg(all(feature = "stats", not(loom)))]
-        $crate::stats::add(&$ee.stats.$field, $n);
+        $crate::exec_env::counters::add(&$ee.stats.$field, $n);
     };
 }
 
+// Layers, each importing only from those above it in this list: the
+// target's atomics, the platform and the loom facade; the word's layout;
+// lock records; execution environments; the meta-lock; the monitor protocol
+// (and the payload, over the meta-lock); the public API.
 mod arch;
 mod exec_env;
+mod guard;
 mod lock_record;
 mod meta_lock;
 mod monitor;
+mod payload;
 pub mod platform;
 mod primitive;
 #[cfg(all(feature = "stats", not(loom)))]
@@ -89,13 +95,22 @@ pub mod stats;
 pub mod synchronized;
 mod word;
 
-pub use lock_record::lock_records_allocated;
-#[doc(hidden)]
-pub use meta_lock::hooks as __hooks;
-pub use monitor::{Monitor, MonitorGuard, WaitTimeoutResult};
+pub use exec_env::lock_records_allocated;
+pub use guard::{Monitor, MonitorGuard, WaitTimeoutResult};
 pub use platform::Instant;
 pub use synchronized::{Synchronized, SynchronizedGuard};
 pub use word::MultiUseWord;
+
+/// Test seams: hooks on the hand-off and monitor slow paths, the count of
+/// execution environments, and running code under a meta-lock
+/// (`MultiUseWord::__with_meta_lock`). Only with the `__test-hooks` feature,
+/// which the crate's own tests enable; not part of the API.
+#[cfg(feature = "__test-hooks")]
+#[doc(hidden)]
+pub mod __test_hooks {
+    pub use crate::exec_env::exec_envs_allocated;
+    pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,32 +1,34 @@
-//! Lock records (paper 000, Fig. 3) and their per-thread free lists (5.1).
-//!
-//! A lock record represents one thread synchronizing on one object: it holds
-//! the recursion count, the payload displaced from the word, the link of the
-//! object's queue and the waiting-for-notify flag. Each thread takes records
-//! from its own free list, pre-initialised (owner set, count 1, queue empty),
-//! refilled from the global allocator in exponentially growing batches; a
-//! thread returns the record to its list when it leaves the monitor.
+//! Lock records (paper 000, Fig. 3): one thread's participation in one
+//! object's synchronization. A record holds the recursion count, the payload
+//! displaced from the word, the link of the object's queue and the
+//! waiting-for-notify flag. The per-thread free lists that records come from
+//! are the execution environment's (see `exec_env`).
 
 use core::ptr;
+use core::sync::atomic::AtomicUsize as CoreAtomicUsize;
 
-use crate::exec_env::ExecEnv;
 use crate::platform::Instant;
 use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
-
-/// Records a thread gets the first time its free list runs dry; each further
-/// refill doubles.
-pub(crate) const FIRST_BATCH: usize = 8;
+use crate::word::POINTER_MASK;
 
 /// One thread's participation in one object's synchronization.
 ///
 /// Invariants:
-/// - allocated in batches that are never returned to the allocator, so a
-///   pointer to a record stays valid forever; 16-aligned, so a pointer to it
-///   leaves the word's four tag bits free;
-/// - `owner` never changes after allocation;
+/// - allocated in batches that are never returned to the allocator (under
+///   loom: not before the model execution that allocated them has ended), so
+///   a pointer to a record stays valid; 16-aligned, so a pointer to it leaves
+///   the word's four tag bits free;
+/// - `owner` is the address of the execution environment whose free list the
+///   record belongs to. It changes only while the record is in no queue, in
+///   no word and on no free list (donated by a thread that exits while it
+///   still holds a monitor, then taken by another thread), and the new owner
+///   writes it before it installs the record anywhere. So a thread that reads
+///   it through a word it loaded with Acquire sees the owner that installed
+///   the record there, or a later one that is not the reader;
 /// - `count` and `free_next` are touched only by the owner's thread;
 /// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
-///   the object whose queue holds the record;
+///   the object whose queue holds the record, or by the owner while the
+///   record is in no queue;
 /// - `passed_over` is touched under that meta-lock while the record is in a
 ///   queue, or has just been taken out of it by an exit that still holds the
 ///   meta-lock and has not yet signalled the owner; otherwise only by the
@@ -38,7 +40,11 @@ pub(crate) const FIRST_BATCH: usize = 8;
 #[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
-    owner: *const ExecEnv,
+    /// A core atomic even under loom: it changes only between two uses of
+    /// the record by different threads, which loom never models (records
+    /// are donated only when a thread exits), and a loom atomic here would
+    /// add a branch to every read of it in every model.
+    owner: CoreAtomicUsize,
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
@@ -48,7 +54,13 @@ pub(crate) struct LockRecord {
     free_next: UnsafeCell<*mut LockRecord>,
 }
 
-const _: () = assert!(core::mem::align_of::<LockRecord>() > !crate::word::POINTER_MASK);
+const _: () = assert!(core::mem::align_of::<LockRecord>() > !POINTER_MASK);
+
+/// The lock record a LOCKED or WAITERS word points at.
+#[inline(always)]
+pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
+    (bits & POINTER_MASK) as *mut LockRecord
+}
 
 /// How often, and since when, a thread invited to re-contend for a monitor
 /// lost it to another thread, during one enter (the eventual-fairness
@@ -61,28 +73,12 @@ pub(crate) struct PassedOver {
     pub(crate) times: u32,
 }
 
-/// Lock records taken from the global allocator, by all threads (paper 000,
-/// Table 2).
-static RECORDS_ALLOCATED: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
-
-/// How many lock records all threads together have taken from the global
-/// allocator so far (the figure of paper 000, Table 2). Each thread that
-/// synchronizes takes a first batch of 8, and a new batch, twice the last,
-/// only when it holds or waits on more monitors at once than it has records;
-/// records are recycled through the thread's free list and, when it exits,
-/// handed with its execution environment to the next new thread. So the
-/// figure is about 8 per thread alive at a time, more for threads that hold
-/// many monitors at once, and it does not grow with the number of
-/// operations.
-pub fn lock_records_allocated() -> usize {
-    // Relaxed: a statistic with no data attached.
-    RECORDS_ALLOCATED.load(core::sync::atomic::Ordering::Relaxed)
-}
-
 impl LockRecord {
-    fn new(owner: &ExecEnv) -> Self {
+    /// A record with its free-list presets (count 1, no queue, not waiting,
+    /// never passed over), belonging to the environment at `owner`.
+    pub(crate) fn new(owner: usize) -> Self {
         Self {
-            owner,
+            owner: CoreAtomicUsize::new(owner),
             count: UnsafeCell::new(1),
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
@@ -92,9 +88,26 @@ impl LockRecord {
         }
     }
 
+    /// The address of the owner's execution environment.
     #[inline(always)]
-    pub(crate) fn owner(&self) -> *const ExecEnv {
+    pub(crate) fn owner(&self) -> usize {
+        // Relaxed: see the invariant; a reader that needs the owner to be
+        // current has ordered the record's installation before its read.
+        self.owner.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Gives the record to another owner (never under loom, where no thread
+    /// donates records).
+    ///
+    /// # Safety
+    /// Called by the new owner's thread, which took the record from the pool
+    /// of donated records: it is in no queue, no word and on no free list.
+    #[cfg(not(loom))]
+    pub(crate) unsafe fn set_owner(&self, owner: usize) {
+        // Relaxed: other threads read it only through a word this thread
+        // publishes later, with Release, once it installs the record.
         self.owner
+            .store(owner, core::sync::atomic::Ordering::Relaxed);
     }
 
     /// # Safety
@@ -176,11 +189,46 @@ impl LockRecord {
         self.passed_over.with_mut(|p| unsafe { *p = passed_over })
     }
 
-    /// Checks the presets that a record on the free list must hold.
+    /// The next record on the owner's free list.
+    ///
+    /// # Safety
+    /// Called by the owner's thread, or by a thread that holds the record on
+    /// no free list of any other thread (invariant of the type).
+    #[inline(always)]
+    pub(crate) unsafe fn free_next(&self) -> *mut LockRecord {
+        // SAFETY: caller's contract.
+        self.free_next.with(|n| unsafe { *n })
+    }
+
+    /// # Safety
+    /// As for [`free_next`](Self::free_next).
+    #[inline(always)]
+    pub(crate) unsafe fn set_free_next(&self, next: *mut LockRecord) {
+        // SAFETY: caller's contract.
+        self.free_next.with_mut(|n| unsafe { *n = next })
+    }
+
+    /// Restores the presets a record on a free list holds (count 1, empty
+    /// queue, not waiting, never passed over).
     ///
     /// # Safety
     /// Called by the owner's thread, with no word or queue referring to the
     /// record.
+    #[inline]
+    pub(crate) unsafe fn reset_presets(&self) {
+        // SAFETY: caller's contract: the record is ours alone.
+        unsafe {
+            self.set_count(1);
+            self.set_queue(ptr::null_mut());
+            self.set_waiting_for_notify(false);
+            self.set_passed_over(PassedOver::default());
+        }
+    }
+
+    /// Checks the presets that a record on the free list must hold.
+    ///
+    /// # Safety
+    /// As for [`reset_presets`](Self::reset_presets).
     #[cfg(all(debug_assertions, not(metalock_swap_only)))]
     pub(crate) unsafe fn debug_assert_presets(&self) {
         // SAFETY: caller's contract: the record is ours alone.
@@ -190,155 +238,5 @@ impl LockRecord {
             debug_assert!(!self.waiting_for_notify());
             debug_assert_eq!(self.passed_over(), PassedOver::default());
         }
-    }
-}
-
-impl ExecEnv {
-    /// A pre-initialised lock record from this thread's free list (owner:
-    /// this EE, count 1, empty queue, not waiting).
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE.
-    #[inline]
-    pub(crate) unsafe fn alloc_lock_record(&self) -> &'static LockRecord {
-        // SAFETY: caller's contract.
-        unsafe {
-            let record = self.peek_lock_record();
-            self.take_lock_record(record);
-            record
-        }
-    }
-
-    /// The record `alloc_lock_record` would return, left on the free list:
-    /// the fused lock fills it in and takes it only once its
-    /// compare-and-swap succeeded, so that nothing but the displaced payload
-    /// is stored before the locked instruction.
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE.
-    #[inline(always)]
-    pub(crate) unsafe fn peek_lock_record(&self) -> &'static LockRecord {
-        // SAFETY: the free list is owned by the calling thread, and every
-        // record on it lives forever.
-        unsafe {
-            let mut head = self.free_records.with(|h| *h);
-            if head.is_null() {
-                head = self.refill();
-                self.free_records.with_mut(|h| *h = head);
-            }
-            &*head
-        }
-    }
-
-    /// Takes `record`, the head of the free list, off it.
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE and `record` came from
-    /// `peek_lock_record` with no list change since, or from
-    /// `push_lock_record` with no list change since.
-    #[inline(always)]
-    pub(crate) unsafe fn take_lock_record(&self, record: &LockRecord) {
-        // SAFETY: caller's contract; thread-owned fields.
-        unsafe {
-            debug_assert!(ptr::eq(self.free_records.with(|h| *h), record));
-            let next = record.free_next.with(|n| *n);
-            self.free_records.with_mut(|h| *h = next);
-            self.records_out.with_mut(|n| *n += 1);
-            self.last_taken.with_mut(|last| *last = record);
-        }
-    }
-
-    /// The record last taken from the free list (null before the first).
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE.
-    #[inline(always)]
-    pub(crate) unsafe fn last_taken_lock_record(&self) -> *const LockRecord {
-        // SAFETY: thread-owned field (caller's contract).
-        self.last_taken.with(|last| unsafe { *last })
-    }
-
-    /// Puts back a record this thread allocated, restoring its presets.
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE and owns `record`, and no word or
-    /// queue refers to `record` any more.
-    #[inline]
-    pub(crate) unsafe fn recycle_lock_record(&self, record: &LockRecord) {
-        // SAFETY: the record is unreachable from any object, so its fields
-        // are ours.
-        unsafe {
-            record.set_count(1);
-            record.set_queue(ptr::null_mut());
-            record.set_waiting_for_notify(false);
-            record.set_passed_over(PassedOver::default());
-            self.push_lock_record(record);
-        }
-    }
-
-    /// Puts `record` on the free list without touching its other fields.
-    ///
-    /// The fused unlock puts its record back *before* its compare-and-swap
-    /// and takes it again (`take_lock_record`) if that fails: measured on
-    /// x86-64, a store between an unlock's locked instruction and the next
-    /// lock's costs about as much as a third of the pair, one before the
-    /// unlock's costs nothing.
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE and owns `record`, which is on no
-    /// free list. Either no word or queue refers to `record` any more and
-    /// its presets hold (count 1, empty queue, not waiting, not passed
-    /// over), or the caller takes it back with `take_lock_record` before
-    /// anything else on this thread uses the free list.
-    #[inline(always)]
-    pub(crate) unsafe fn push_lock_record(&self, record: &LockRecord) {
-        debug_assert!(ptr::eq(record.owner, self));
-        // SAFETY: the free list, the record's link and the counter are owned
-        // by the calling thread (caller's contract).
-        unsafe {
-            let head = self.free_records.with(|h| *h);
-            record.free_next.with_mut(|n| *n = head);
-            self.free_records
-                .with_mut(|h| *h = record as *const LockRecord as *mut LockRecord);
-            self.records_out.with_mut(|n| *n -= 1);
-        }
-    }
-
-    /// Allocates the next batch and returns its first record.
-    ///
-    /// # Safety
-    /// `self` is the calling thread's EE.
-    #[cold]
-    unsafe fn refill(&self) -> *mut LockRecord {
-        // SAFETY: thread-owned counter.
-        let n = self.next_batch.with(|b| unsafe { *b });
-        // SAFETY: thread-owned counter.
-        self.next_batch
-            .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
-        let first = alloc::vec::Vec::leak(
-            (0..n)
-                .map(|_| LockRecord::new(self))
-                .collect::<alloc::vec::Vec<_>>(),
-        )
-        .as_mut_ptr();
-        // Under the global lock because the count must not depend on a
-        // read-modify-write instruction (the swap-only backend has none);
-        // Relaxed: a statistic with no data attached.
-        crate::exec_env::with_global_lock(|| {
-            let total = RECORDS_ALLOCATED.load(core::sync::atomic::Ordering::Relaxed);
-            RECORDS_ALLOCATED.store(total + n, core::sync::atomic::Ordering::Relaxed);
-        });
-        count!(self, lock_records_allocated, n);
-        // Links through pointers derived from `first` alone, so that no
-        // later reference to an element invalidates the pointer the free
-        // list keeps (Stacked/Tree Borrows).
-        for i in 1..n {
-            // SAFETY: `first` points at `n` fresh records, not shared yet.
-            unsafe {
-                let next = first.add(i);
-                (*first.add(i - 1)).free_next.with_mut(|p| *p = next);
-            }
-        }
-        first
     }
 }

@@ -40,8 +40,9 @@
 //!   its `meta_lock_bits` must stay put until they are taken.
 //!
 //! Invariant: a thread holds at most one meta-lock at a time. The crate's
-//! operations never nest them, and `check_not_in_seam` refuses nesting from
-//! the one place user code runs under a meta-lock. So a thread is in at most
+//! operations never nest them (and with the `__test-hooks` feature,
+//! `check_not_in_seam` refuses nesting from the test seam that runs code
+//! under a meta-lock). So a thread is in at most
 //! one hand-off as predecessor (a release does not return before its
 //! hand-off ends) and at most one as successor (it blocks until its hand-off
 //! ends). The two roles use disjoint fields, because a thread that waits as
@@ -60,13 +61,25 @@
 //! hand-off, the bits are written Relaxed before a Release store of the flag
 //! (`got_meta_lock_slow`, or `handoff = BITS_FOR_GRAB`) that the receiving
 //! side reads with Acquire.
+//!
+//! # The rule: nothing unwinds while a meta-lock is held
+//!
+//! A thread that unwinds between its swap and its release would leave the
+//! word BUSY, naming a thread that never hands the bits on: its successor
+//! parks forever, and so does every later operation on the object. So no
+//! user code and nothing that can panic runs while a thread holds a
+//! meta-lock or waits in its hand-off: the protocols above check their
+//! arguments and allocate before they take it, and raise their panics after
+//! they release it. What cannot be kept out, the platform's callbacks (its
+//! clock, blocking and waking, which a `no_std` user writes), is fenced:
+//! [`MetaLock`], the proof of holding the meta-lock, aborts the process with
+//! a message if it is dropped by an unwind instead of being released, as
+//! parking_lot_core aborts on an unwind in the middle of its protocol.
 
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::spin_briefly_until;
-#[cfg(not(metalock_swap_only))]
-use crate::word::busy_ee;
 use crate::word::{BUSY, MultiUseWord, state};
 
 /// `ExecEnv::handoff`: no hand-off in progress.
@@ -76,44 +89,129 @@ const IDLE: usize = 0;
 #[cfg(not(metalock_swap_only))]
 const BITS_FOR_GRAB: usize = 1;
 
+/// The meta-lock of one word, held by the calling thread since the swap that
+/// returned it (or queued for it, inside `get_meta_lock`).
+///
+/// Invariant: until [`release`](Self::release) consumes it, the word is BUSY
+/// and the meta-lock belongs to the thread of `ee` or to the threads queued
+/// behind it, which only this thread's release lets go on. Dropping a
+/// `MetaLock` any other way, which only an unwind can do, aborts the process
+/// (see "The rule" in the module docs).
+#[must_use = "a meta-lock is released only by `release`"]
+pub(crate) struct MetaLock<'a> {
+    word: &'a MultiUseWord,
+    ee: &'a ExecEnv,
+    /// The word's value before the meta-lock was taken: the object's
+    /// synchronization state, never BUSY.
+    pub(crate) bits: usize,
+}
+
+impl Drop for MetaLock<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        unwound_while_holding_a_meta_lock();
+    }
+}
+
+/// What aborts the process when a meta-lock is dropped by an unwind.
+const UNWOUND: &str = "metalock: a panic unwound while this thread held a meta-lock or was \
+    waking the thread it hands a monitor to; the object's word would stay BUSY, or that thread \
+    would sleep forever, so the process aborts (a panicking platform callback, or a bug in \
+    metalock)";
+
+#[cold]
+#[inline(never)]
+fn unwound_while_holding_a_meta_lock() -> ! {
+    #[cfg(feature = "std")]
+    {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{UNWOUND}");
+        std::process::abort();
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        /// A panic cannot unwind out of an `extern "C"` function: the
+        /// runtime aborts instead, after the panic handler saw the message.
+        extern "C" fn abort_with_message() -> ! {
+            panic!("{}", UNWOUND)
+        }
+        abort_with_message()
+    }
+}
+
 #[cfg(not(metalock_swap_only))]
 impl MultiUseWord {
-    /// Takes the meta-lock and returns the word it replaced, which is never
-    /// BUSY (Fig. 11).
+    /// Takes the meta-lock (Fig. 11): one swap, and the hand-off if the word
+    /// was BUSY.
     #[inline]
-    pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+    pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
         count!(ee, get_meta_lock);
         // AcqRel (see "Memory orderings"): Acquire pairs with the previous
         // holder's releasing compare-and-swap; Release publishes our reset
         // `handoff` to the thread that will name us as predecessor.
-        let lock_bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
-        if state(lock_bits) != BUSY {
-            lock_bits
-        } else {
-            get_meta_lock_slow(ee, lock_bits)
+        let bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
+        let mut held = MetaLock {
+            word: self,
+            ee,
+            bits,
+        };
+        if state(bits) == BUSY {
+            // Queued behind the thread `bits` names: `held` already fences
+            // the hand-off, whose blocking runs platform code.
+            held.bits = get_meta_lock_slow(ee, bits);
         }
+        held
     }
+}
 
+#[cfg(not(metalock_swap_only))]
+impl MetaLock<'_> {
     /// Releases the meta-lock, leaving `release_bits` (never BUSY) as the
-    /// word's value (Fig. 11).
+    /// word's value (Fig. 11): one compare-and-swap, and the hand-off if a
+    /// successor swapped in behind us.
     #[inline]
-    pub(crate) fn release_meta_lock(&self, ee: &ExecEnv, release_bits: usize) {
+    pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
         // Release pairs with the next swap's Acquire. Relaxed on failure:
         // the hand-off's own atomics order what follows.
         if self
             .word
+            .word
             .compare_exchange(
-                ee.busy_bits(),
+                self.ee.busy_bits(),
                 release_bits,
                 Ordering::Release,
                 Ordering::Relaxed,
             )
             .is_err()
         {
-            release_meta_lock_slow(ee, release_bits);
+            release_meta_lock_slow(self.ee, release_bits);
         }
+        core::mem::forget(self);
+    }
+}
+
+impl MetaLock<'_> {
+    /// Releases the meta-lock with `release_bits`, then runs `wake` (the
+    /// wake-up of a thread the release signalled), still fenced: an unwind
+    /// out of `wake` would leave that thread asleep for good.
+    #[inline]
+    pub(crate) fn release_then(self, release_bits: usize, wake: impl FnOnce()) {
+        let fence = Fence;
+        self.release(release_bits);
+        wake();
+        core::mem::forget(fence);
+    }
+}
+
+/// Aborts if dropped: what fences code after a meta-lock release.
+struct Fence;
+
+impl Drop for Fence {
+    #[cold]
+    fn drop(&mut self) {
+        unwound_while_holding_a_meta_lock();
     }
 }
 
@@ -122,12 +220,11 @@ impl MultiUseWord {
 #[cfg(not(metalock_swap_only))]
 #[cold]
 fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
-    // SAFETY: a BUSY word names the EE that swapped it in; EEs are never
-    // freed.
-    let pred = unsafe { &*busy_ee(pred_bits) };
-    // Cannot happen: `check_not_in_seam` refuses a second meta-lock before
-    // the swap. Only checked in debug builds, because a panic after the swap
-    // would leave the word BUSY for every other thread.
+    // SAFETY: a BUSY word names the EE that swapped it in.
+    let pred = unsafe { ExecEnv::of_busy(pred_bits) };
+    // Cannot happen: the crate never nests meta-locks (and the test seam
+    // refuses to before the swap). A debug check only: under the meta-lock
+    // a panic aborts.
     debug_assert!(
         !core::ptr::eq(pred, ee),
         "metalock: a thread asked for a meta-lock it already holds"
@@ -199,8 +296,8 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
         }
         Err(succ) => {
             // Case 1: the successor is blocked in its own EE.
-            // SAFETY: the successor wrote its EE's address; EEs are never
-            // freed, and it stays blocked until we set its flag.
+            // SAFETY: the successor wrote its EE's address; EEs outlive
+            // every hand-off, and it stays blocked until we set its flag.
             let succ = unsafe { &*(succ as *const ExecEnv) };
             // Relaxed: published by the Release store of the flag below.
             succ.meta_lock_bits.store(release_bits, Ordering::Relaxed);
@@ -223,20 +320,25 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
 /// blocking until it is handed the meta-lock.
 #[cfg(metalock_swap_only)]
 impl MultiUseWord {
-    /// Takes the meta-lock and returns the word it replaced, never BUSY.
+    /// Takes the meta-lock.
     #[inline]
-    pub(crate) fn get_meta_lock(&self, ee: &ExecEnv) -> usize {
+    pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
         count!(ee, get_meta_lock);
         // AcqRel: Acquire pairs with the Release store of the previous
         // holder; the swap publishes nothing, but AcqRel costs nothing more
         // for the sequentially consistent assembly swaps.
         let bits = self.word.swap(BUSY, Ordering::AcqRel);
-        if state(bits) != BUSY {
-            return bits;
+        let mut held = MetaLock {
+            word: self,
+            ee,
+            bits,
+        };
+        if state(bits) == BUSY {
+            count!(ee, get_meta_lock_slow);
+            held.bits = self.get_meta_lock_contended();
         }
-        count!(ee, get_meta_lock_slow);
-        self.get_meta_lock_contended()
+        held
     }
 
     #[cold]
@@ -259,13 +361,18 @@ impl MultiUseWord {
             }
         }
     }
+}
 
+#[cfg(metalock_swap_only)]
+impl MetaLock<'_> {
     /// Releases the meta-lock by storing `release_bits` (never BUSY).
     #[inline]
-    pub(crate) fn release_meta_lock(&self, _ee: &ExecEnv, release_bits: usize) {
+    pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
+        let _ = self.ee;
         // Release pairs with the Acquire of the next holder's swap.
-        self.word.store(release_bits, Ordering::Release);
+        self.word.word.store(release_bits, Ordering::Release);
+        core::mem::forget(self);
     }
 }
 
@@ -285,12 +392,10 @@ fn sleep(platform: &dyn crate::platform::Platform, step: u32) {
     }
 }
 
-/// Refuses a second meta-lock to a thread that runs user code under one.
-///
-/// The crate's own operations hold one meta-lock at a time, which the
-/// hand-off relies on (see the module docs); only the `__with_meta_lock`
-/// seam runs arbitrary code under a meta-lock. Checked before the swap, so
-/// the refusal leaves every word's swap order intact.
+/// Refuses a second meta-lock to a thread that runs test code under one
+/// (the `__with_meta_lock` seam). Checked before the swap, so the refusal
+/// leaves every word's swap order intact.
+#[cfg(feature = "__test-hooks")]
 #[inline(always)]
 fn check_not_in_seam(ee: &ExecEnv) {
     // SAFETY: a thread-owned field of the calling thread's EE.
@@ -302,13 +407,19 @@ fn check_not_in_seam(ee: &ExecEnv) {
     );
 }
 
-/// Observation points on the hand-off slow path, so that tests can drive and
-/// see each case of the race. Not part of the API.
-#[doc(hidden)]
-pub mod hooks {
-    use core::sync::atomic::{AtomicPtr, Ordering};
+/// Without the test seam nothing runs under a meta-lock that could ask for
+/// another.
+#[cfg(not(feature = "__test-hooks"))]
+#[inline(always)]
+fn check_not_in_seam(_ee: &ExecEnv) {}
 
+/// Observation points on the hand-off and monitor slow paths, so that tests
+/// can drive and see each case of the race. Compiled to nothing without the
+/// `__test-hooks` feature, which only the crate's own tests enable; not part
+/// of the API.
+pub mod hooks {
     /// A point on the hand-off slow path.
+    #[cfg_attr(metalock_swap_only, allow(dead_code))]
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum HandoffEvent {
         /// A thread swapped and found the meta-lock BUSY; it is about to race
@@ -319,40 +430,53 @@ pub mod hooks {
         /// Case 2: the predecessor reached its EE first.
         PredecessorWon,
         /// A thread invited to re-contend for a monitor lost it to another
-        /// thread for the first time in this enter, and queues again.
+        /// thread, and queues again.
         ContenderPassedOver,
         /// An exit handed the monitor to a thread passed over for too long
         /// instead of releasing it (eventual fairness).
         MonitorHandedOver,
     }
 
-    static HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
+    #[cfg(feature = "__test-hooks")]
+    static HOOK: core::sync::atomic::AtomicPtr<()> =
+        core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
 
     /// Calls `hook` at every hand-off event, on the thread where it happens;
-    /// `None` removes it. The hook may run while the thread holds a
-    /// meta-lock, so it must not touch any monitor.
+    /// `None` removes it. The hook may run while the thread holds or waits
+    /// for a meta-lock, where a panic aborts the process, so it must not
+    /// touch any monitor and should not panic (the abort is what the
+    /// unwinding tests check).
+    #[cfg(feature = "__test-hooks")]
     pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
         let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
         // Release pairs with the Acquire in `fire`.
-        HOOK.store(ptr, Ordering::Release);
+        HOOK.store(ptr, core::sync::atomic::Ordering::Release);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fire(event: HandoffEvent) {
-        // Acquire pairs with the Release in `set_handoff_hook`.
-        let ptr = HOOK.load(Ordering::Acquire);
-        if !ptr.is_null() {
-            // SAFETY: a non-null value was stored from a `fn(HandoffEvent)`.
-            let hook: fn(HandoffEvent) = unsafe { core::mem::transmute(ptr) };
-            hook(event);
+        #[cfg(feature = "__test-hooks")]
+        {
+            // Acquire pairs with the Release in `set_handoff_hook`.
+            let ptr = HOOK.load(core::sync::atomic::Ordering::Acquire);
+            if !ptr.is_null() {
+                // SAFETY: a non-null value was stored from a
+                // `fn(HandoffEvent)`.
+                let hook: fn(HandoffEvent) = unsafe { core::mem::transmute(ptr) };
+                hook(event);
+            }
         }
+        #[cfg(not(feature = "__test-hooks"))]
+        let _ = event;
     }
 }
 
+#[cfg(feature = "__test-hooks")]
 impl MultiUseWord {
     /// Runs `f` while holding the word's meta-lock, releasing it with the
-    /// bits unchanged however `f` ends. A test seam for the meta-lock alone,
-    /// not part of the API.
+    /// bits unchanged however `f` ends (the one place where code runs under
+    /// a meta-lock and may unwind without aborting). A test seam for the
+    /// meta-lock alone, not part of the API.
     ///
     /// # Panics
     ///
@@ -361,9 +485,8 @@ impl MultiUseWord {
     #[doc(hidden)]
     pub fn __with_meta_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Release<'a> {
-            word: &'a MultiUseWord,
+            held: Option<MetaLock<'a>>,
             ee: &'a ExecEnv,
-            bits: usize,
         }
         impl Drop for Release<'_> {
             fn drop(&mut self) {
@@ -371,17 +494,19 @@ impl MultiUseWord {
                 self.ee
                     .in_meta_lock_seam
                     .with_mut(|s| unsafe { *s = false });
-                self.word.release_meta_lock(self.ee, self.bits);
+                if let Some(held) = self.held.take() {
+                    let bits = held.bits;
+                    held.release(bits);
+                }
             }
         }
         let ee = ExecEnv::current();
-        let bits = self.get_meta_lock(ee);
+        let held = self.get_meta_lock(ee);
         // SAFETY: thread-owned field of our EE.
         ee.in_meta_lock_seam.with_mut(|s| unsafe { *s = true });
         let _release = Release {
-            word: self,
+            held: Some(held),
             ee,
-            bits,
         };
         f()
     }

@@ -131,6 +131,84 @@ pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
 #[cfg(not(metalock_swap_only))]
 pub(crate) const BRIEF_SPINS: u32 = 64;
 
+#[cfg(not(loom))]
+pub(crate) use sys_mutex::SysMutex;
+
+/// A small blocking lock for the crate's global bookkeeping (the pools of
+/// execution environments and donated lock records): taken when a thread
+/// starts, exits or refills its free list, never while a meta-lock is held.
+#[cfg(not(loom))]
+mod sys_mutex {
+    use super::{AtomicU32, Ordering};
+    use crate::arch::swap_u32;
+    use crate::platform;
+
+    const UNLOCKED: u32 = 0;
+    const LOCKED: u32 = 1;
+    /// Locked, and a thread may be blocked waiting for it.
+    const CONTENDED: u32 = 2;
+
+    /// A lock around `T` built from swaps alone (every backend has a swap),
+    /// on which a thread that finds it taken blocks through the platform
+    /// instead of spinning: on a priority-scheduled uniprocessor a spinning
+    /// waiter would never let a preempted holder run.
+    ///
+    /// A thread that takes it with a swap that read CONTENDED keeps the state
+    /// at CONTENDED, so a blocked thread is always woken by some release:
+    /// whoever overwrites CONTENDED with LOCKED swaps CONTENDED back before it
+    /// can hold the lock.
+    ///
+    /// Invariant: `data` is accessed only by the thread whose swap moved the
+    /// state away from UNLOCKED, until its releasing swap.
+    #[derive(Debug)]
+    pub(crate) struct SysMutex<T> {
+        state: AtomicU32,
+        data: core::cell::UnsafeCell<T>,
+    }
+
+    // SAFETY: the lock hands `data` to one thread at a time (invariant), so
+    // sharing the mutex shares `T` only as moving it would.
+    unsafe impl<T: Send> Sync for SysMutex<T> {}
+
+    impl<T> SysMutex<T> {
+        pub(crate) const fn new(data: T) -> Self {
+            Self {
+                state: AtomicU32::new(UNLOCKED),
+                data: core::cell::UnsafeCell::new(data),
+            }
+        }
+
+        /// Runs `f` with the lock held. `f` must not panic: the crate only
+        /// passes bookkeeping that cannot.
+        pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+            // Acquire (here and in `lock_contended`) pairs with the Release
+            // swap of the previous holder's `unlock`.
+            if swap_u32(&self.state, LOCKED, Ordering::Acquire) != UNLOCKED {
+                self.lock_contended();
+            }
+            // SAFETY: we hold the lock (invariant).
+            let result = f(unsafe { &mut *self.data.get() });
+            self.unlock();
+            result
+        }
+
+        #[cold]
+        fn lock_contended(&self) {
+            let platform = platform::get();
+            while swap_u32(&self.state, CONTENDED, Ordering::Acquire) != UNLOCKED {
+                platform.wait(&self.state, CONTENDED, None);
+            }
+        }
+
+        fn unlock(&self) {
+            // Release pairs with the Acquire swap of the next holder.
+            if swap_u32(&self.state, UNLOCKED, Ordering::Release) == CONTENDED {
+                platform::get().wake(&self.state);
+            }
+        }
+    }
+}
+
 pub(crate) use parker::Parker;
 
 /// A one-token parker, the blocking primitive of every slow path.

@@ -9,67 +9,9 @@
 //! update. Without the feature the counting compiles to nothing.
 
 use core::fmt;
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::exec_env::ExecEnv;
-
-/// What one thread has counted.
-///
-/// Invariant: only the thread bound to the owning EE writes the counters;
-/// any thread may read them (Relaxed) for a snapshot.
-#[derive(Debug, Default)]
-pub(crate) struct ThreadStats {
-    pub(crate) get_meta_lock: AtomicUsize,
-    pub(crate) get_meta_lock_slow: AtomicUsize,
-    pub(crate) extra_fast_hits: AtomicUsize,
-    pub(crate) extra_fast_misses: AtomicUsize,
-    pub(crate) blocking_enters: AtomicUsize,
-    pub(crate) waits: AtomicUsize,
-    pub(crate) notifies: AtomicUsize,
-    pub(crate) hand_overs: AtomicUsize,
-    pub(crate) lock_records_allocated: AtomicUsize,
-}
-
-impl ThreadStats {
-    pub(crate) const fn new() -> Self {
-        Self {
-            get_meta_lock: AtomicUsize::new(0),
-            get_meta_lock_slow: AtomicUsize::new(0),
-            extra_fast_hits: AtomicUsize::new(0),
-            extra_fast_misses: AtomicUsize::new(0),
-            blocking_enters: AtomicUsize::new(0),
-            waits: AtomicUsize::new(0),
-            notifies: AtomicUsize::new(0),
-            hand_overs: AtomicUsize::new(0),
-            lock_records_allocated: AtomicUsize::new(0),
-        }
-    }
-}
-
-/// Adds `n` to one of the calling thread's counters.
-#[inline(always)]
-pub(crate) fn add(counter: &AtomicUsize, n: usize) {
-    // Relaxed load and store: the owning thread is the only writer (type
-    // invariant), and snapshots need no ordering with the data.
-    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-}
-
-/// Every EE ever created, linked through `ExecEnv::stats_next`. Pushed under
-/// the global lock, read without it: an EE's link is set before the EE is
-/// published and never changes.
-static ALL_ENVS: AtomicPtr<ExecEnv> = AtomicPtr::new(core::ptr::null_mut());
-
-/// Links a new, never-freed EE into the list that [`snapshot`] walks.
-pub(crate) fn register(ee: &'static ExecEnv) {
-    crate::exec_env::with_global_lock(|| {
-        // Relaxed: writers are serialized by the lock.
-        ee.stats_next
-            .store(ALL_ENVS.load(Ordering::Relaxed), Ordering::Relaxed);
-        // Release pairs with the Acquire in `snapshot`, which then sees the
-        // EE's initialised fields and its `stats_next`.
-        ALL_ENVS.store(ee as *const ExecEnv as *mut ExecEnv, Ordering::Release);
-    });
-}
+use crate::exec_env::all_envs;
 
 /// Totals of the synchronization events of all threads so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -101,11 +43,7 @@ pub struct Snapshot {
 /// Sums the counters of every thread that has synchronized so far.
 pub fn snapshot() -> Snapshot {
     let mut total = Snapshot::default();
-    // Acquire pairs with the Release push in `register`.
-    let mut ee = ALL_ENVS.load(Ordering::Acquire);
-    // SAFETY: the list holds EEs that are never freed, each published by
-    // `register` before it became reachable.
-    while let Some(env) = unsafe { ee.as_ref() } {
+    for env in all_envs() {
         let s = &env.stats;
         // Relaxed: counters carry no data; a snapshot needs no ordering.
         let get = |c: &AtomicUsize| c.load(Ordering::Relaxed) as u64;
@@ -118,9 +56,6 @@ pub fn snapshot() -> Snapshot {
         total.notifies += get(&s.notifies);
         total.hand_overs += get(&s.hand_overs);
         total.lock_records_allocated += get(&s.lock_records_allocated);
-        // Relaxed: a link is set before its EE is published (the Acquire
-        // on the head) and never changes.
-        ee = env.stats_next.load(Ordering::Relaxed);
     }
     total
 }

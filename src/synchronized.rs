@@ -58,7 +58,7 @@ use core::ops::{Deref, DerefMut};
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::monitor::{MonitorGuard, WaitTimeoutResult};
+use crate::guard::{MonitorGuard, WaitTimeoutResult};
 use crate::platform::{self, Instant};
 use crate::primitive::UnsafeCell;
 use crate::word::MultiUseWord;
@@ -152,11 +152,18 @@ impl<T: ?Sized> Synchronized<T> {
     /// the calling thread does.
     #[inline]
     pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
-        let record = self.word.try_enter::<false>(ExecEnv::current())?;
-        Some(SynchronizedGuard {
-            monitor: MonitorGuard::new(&self.word, record),
-            value: &self.value,
-        })
+        let ee = ExecEnv::current();
+        match self.word.try_enter::<false>(ee) {
+            Some(record) => Some(SynchronizedGuard {
+                monitor: MonitorGuard::new(&self.word, record),
+                value: &self.value,
+            }),
+            None => {
+                // SAFETY: `ee` is the calling thread's EE.
+                unsafe { ee.release_if_idle_and_detached() };
+                None
+            }
+        }
     }
 
     /// Whether some thread holds the monitor now (a snapshot).
@@ -190,8 +197,10 @@ impl<T> From<T> for Synchronized<T> {
 }
 
 impl<T: ?Sized + fmt::Debug> fmt::Debug for Synchronized<T> {
-    /// Shows the value if the monitor is free; never blocks, so formatting a
-    /// `Synchronized` that this or another thread holds prints `<locked>`.
+    /// Shows the value if the monitor is free, else `<locked>` (this thread's
+    /// or another's). It never waits for the monitor, only, as `try_lock`
+    /// does, for the meta-lock of its word when another thread is in the
+    /// middle of an operation on it: a few instructions, or a hand-off.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Synchronized");
         match self.try_lock() {

@@ -1,13 +1,12 @@
 //! The multi-use word: one atomic machine word per object, holding the lock
 //! state in its two low bits and, depending on that state, the user's payload,
 //! a lock-record pointer or an execution environment (paper 000, Fig. 2).
-
-use core::fmt;
+//!
+//! This module is the word's layout and nothing else; what reads a pointer out
+//! of the word lives with the type it points to, and the operations on the
+//! word live with the protocols above (`meta_lock`, `monitor`, `payload`).
 
 use crate::arch::Word;
-use crate::exec_env::ExecEnv;
-use crate::lock_record::LockRecord;
-use crate::primitive::Ordering;
 
 /// The lock state, in the two low bits of the word.
 pub(crate) const STATE_MASK: usize = 0b11;
@@ -34,7 +33,8 @@ pub(crate) const QUEUE_SUMMARY: usize = 0b100;
 /// that sees the bit clear knows, without the meta-lock, that a notify has
 /// nobody to mark.
 pub(crate) const WAITING_SUMMARY: usize = 0b1000;
-/// The pointer bits of LOCKED, WAITERS and BUSY words.
+/// The pointer bits of LOCKED, WAITERS and BUSY words: whatever they point
+/// at is aligned to at least 16 bytes.
 pub(crate) const POINTER_MASK: usize = !0b1111;
 /// Where the payload starts in a NEUTRAL word.
 const PAYLOAD_SHIFT: u32 = 3;
@@ -42,19 +42,6 @@ const PAYLOAD_SHIFT: u32 = 3;
 #[inline(always)]
 pub(crate) const fn state(bits: usize) -> usize {
     bits & STATE_MASK
-}
-
-/// The lock record a LOCKED or WAITERS word points at.
-#[inline(always)]
-pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
-    (bits & POINTER_MASK) as *mut LockRecord
-}
-
-/// The execution environment a BUSY word names.
-#[cfg(not(metalock_swap_only))]
-#[inline(always)]
-pub(crate) fn busy_ee(bits: usize) -> *const ExecEnv {
-    (bits & POINTER_MASK) as *const ExecEnv
 }
 
 /// The NEUTRAL word that carries `payload`.
@@ -131,6 +118,7 @@ impl MultiUseWord {
     /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS): the
     /// payload is never silently truncated.
     #[cfg(not(loom))]
+    #[track_caller]
     pub const fn with_payload(payload: usize) -> Self {
         assert!(
             payload <= Self::MAX_PAYLOAD,
@@ -147,93 +135,19 @@ impl MultiUseWord {
     ///
     /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
     #[cfg(loom)]
+    #[track_caller]
     pub fn with_payload(payload: usize) -> Self {
         check_payload(payload);
         Self {
             word: Word::new(neutral_bits(payload)),
         }
     }
-
-    /// The payload, whatever the lock state.
-    ///
-    /// When the object is unlocked this is one load; otherwise the payload is
-    /// read from the lock record it is displaced into, under the meta-lock.
-    pub fn payload(&self) -> usize {
-        // Acquire pairs with the Release that wrote the word (a meta-lock
-        // release or `set_payload`'s compare-and-swap).
-        let bits = self.word.load(Ordering::Acquire);
-        if state(bits) == NEUTRAL {
-            return payload_of(bits);
-        }
-        let ee = ExecEnv::current();
-        let bits = self.get_meta_lock(ee);
-        let neutral = if state(bits) == NEUTRAL {
-            bits
-        } else {
-            // SAFETY: a LOCKED or WAITERS word points at the first record of
-            // the object's queue, which holds the displaced payload and is
-            // not recycled while we hold the meta-lock.
-            unsafe { (*record_of(bits)).displaced() }
-        };
-        self.release_meta_lock(ee, bits);
-        payload_of(neutral)
-    }
-
-    /// Replaces the payload, whatever the lock state.
-    ///
-    /// # Panics
-    ///
-    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
-    pub fn set_payload(&self, payload: usize) {
-        check_payload(payload);
-        let new = neutral_bits(payload);
-        #[cfg(not(metalock_swap_only))]
-        if self.set_neutral_payload(new) {
-            return;
-        }
-        let ee = ExecEnv::current();
-        let bits = self.get_meta_lock(ee);
-        let release = match state(bits) {
-            NEUTRAL => new,
-            s => {
-                // SAFETY: as in `payload`, the first record is reachable and
-                // stable under the meta-lock.
-                unsafe { (*record_of(bits)).set_displaced(new) };
-                // The owner's fused unlock must not restore the old payload.
-                if s == LOCKED {
-                    bits | QUEUE_SUMMARY
-                } else {
-                    bits
-                }
-            }
-        };
-        self.release_meta_lock(ee, release);
-    }
-
-    /// Replaces the payload of a NEUTRAL word by compare-and-swap; `false`
-    /// once the word is not NEUTRAL.
-    #[cfg(not(metalock_swap_only))]
-    fn set_neutral_payload(&self, new: usize) -> bool {
-        // Relaxed: a failed attempt only tells us which path to take.
-        let mut bits = self.word.load(Ordering::Relaxed);
-        while state(bits) == NEUTRAL {
-            // Release pairs with the Acquire of `payload` and of the lock
-            // paths that read the word.
-            match self
-                .word
-                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(actual) => bits = actual,
-            }
-        }
-        false
-    }
 }
 
 /// Panics unless `payload` fits in the word.
 #[inline]
-fn check_payload(payload: usize) {
+#[track_caller]
+pub(crate) fn check_payload(payload: usize) {
     assert!(
         payload <= MultiUseWord::MAX_PAYLOAD,
         "metalock: payload {payload:#x} is wider than MultiUseWord::PAYLOAD_BITS ({} bits)",
@@ -244,24 +158,5 @@ fn check_payload(payload: usize) {
 impl Default for MultiUseWord {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl fmt::Debug for MultiUseWord {
-    /// Shows the lock state and the payload. They are read one after the
-    /// other, so under concurrent use the pair is a snapshot of two moments.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a snapshot for display only.
-        let bits = self.word.load(Ordering::Relaxed);
-        let state = match state(bits) {
-            NEUTRAL => "NEUTRAL",
-            LOCKED => "LOCKED",
-            WAITERS => "WAITERS",
-            _ => "BUSY",
-        };
-        f.debug_struct("MultiUseWord")
-            .field("state", &state)
-            .field("payload", &self.payload())
-            .finish()
     }
 }

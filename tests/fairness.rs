@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::thread;
 use std::time::Duration;
 
-use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
 
 static PASSED_OVER: AtomicUsize = AtomicUsize::new(0);

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 
-use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
 
 // ---------------------------------------------------------------------------

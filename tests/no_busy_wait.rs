@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use metalock::__hooks::{HandoffEvent, set_handoff_hook};
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
 
 /// Threads queued on the meta-lock.

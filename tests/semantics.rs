@@ -135,7 +135,7 @@ fn one_thread_holds_many_monitors_at_once() {
 #[test]
 fn wait_releases_the_lock_fully_and_restores_the_depth() {
     let _watchdog = Watchdog::arm(HANG);
-    const PAYLOAD: usize = 0x3_0000_0003;
+    const PAYLOAD: usize = 0x3000_0003;
     let word = MultiUseWord::with_payload(PAYLOAD);
     let entered = AtomicBool::new(false);
     thread::scope(|s| {

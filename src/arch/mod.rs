@@ -20,9 +20,13 @@
 #[cfg(not(metalock_swap_only))]
 mod cas;
 #[cfg(not(metalock_swap_only))]
-pub(crate) use cas::{Word, swap_u32};
+pub(crate) use cas::Word;
+#[cfg(all(not(metalock_swap_only), not(loom)))]
+pub(crate) use cas::swap_u32;
 
 #[cfg(metalock_swap_only)]
 mod swap_only;
 #[cfg(metalock_swap_only)]
-pub(crate) use swap_only::{Word, swap_u32};
+pub(crate) use swap_only::Word;
+#[cfg(all(metalock_swap_only, not(loom)))]
+pub(crate) use swap_only::swap_u32;

@@ -82,6 +82,8 @@ impl Word {
 }
 
 /// An atomic swap on a 32-bit cell; sequentially consistent in assembly.
+/// Not under loom, whose models use loom's own primitives instead.
+#[cfg(not(loom))]
 #[inline(always)]
 pub(crate) fn swap_u32(cell: &core::sync::atomic::AtomicU32, value: u32, order: Ordering) -> u32 {
     #[cfg(all(metalock_asm_swap, not(any(loom, miri))))]

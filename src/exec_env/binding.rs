@@ -1,0 +1,183 @@
+//! How a thread finds its execution environment: `std` thread-locals, loom's
+//! thread-locals, or the slot a `no_std` platform provides.
+
+#[cfg(all(feature = "std", not(loom)))]
+pub(super) use std_threads::{current, current_if_bound, unbind};
+
+#[cfg(loom)]
+pub(super) use loom_threads::{current, current_if_bound};
+
+#[cfg(all(not(feature = "std"), not(loom)))]
+pub(crate) use platform_threads::release_current_thread;
+#[cfg(all(not(feature = "std"), not(loom)))]
+pub(super) use platform_threads::{current, current_if_bound, unbind};
+
+/// Binding of EEs to `std` threads through two thread-locals: a plain cell
+/// for the hot path (no destructor, so it can be read at any point of the
+/// thread's life, including other thread-locals' destructors) and a guard
+/// whose destructor is the thread's exit cleanup.
+#[cfg(all(feature = "std", not(loom)))]
+mod std_threads {
+    use super::super::{ExecEnv, global};
+    use core::cell::Cell;
+    use core::ptr;
+
+    crate::primitive::thread_local! {
+        static CURRENT: Cell<*const ExecEnv> = const { Cell::new(ptr::null()) };
+        static EXIT_GUARD: ExitGuard = const { ExitGuard };
+    }
+
+    struct ExitGuard;
+
+    impl Drop for ExitGuard {
+        fn drop(&mut self) {
+            let Some(ee) = current_if_bound() else {
+                return;
+            };
+            // SAFETY: `ee` is this thread's EE.
+            unsafe {
+                if ee.has_records_out() {
+                    // A guard is still out: forgotten, or kept by a
+                    // thread-local that is destroyed later. The unlock that
+                    // returns the last record releases the EE.
+                    ee.detach(true);
+                } else {
+                    unbind(ee);
+                    global::push_env(ee);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
+        // SAFETY: CURRENT only ever holds null or EEs from `acquire_env`,
+        // which live forever.
+        unsafe { CURRENT.with(Cell::get).as_ref() }
+    }
+
+    #[inline]
+    pub(crate) fn current() -> &'static ExecEnv {
+        match current_if_bound() {
+            Some(ee) => ee,
+            None => bind(),
+        }
+    }
+
+    #[cold]
+    fn bind() -> &'static ExecEnv {
+        let ee = global::acquire_env();
+        CURRENT.with(|c| c.set(ee));
+        // Touching the guard registers its destructor. That fails once the
+        // thread's thread-locals are being destroyed and the guard is gone
+        // (a lock taken in a late destructor): the EE is then detached from
+        // the start, and released as soon as it holds no record.
+        if EXIT_GUARD.try_with(|_| ()).is_err() {
+            // SAFETY: `ee` is this thread's EE, just bound.
+            unsafe { ee.detach(false) };
+        }
+        ee
+    }
+
+    /// Forgets the calling thread's EE, which is `ee`.
+    pub(crate) fn unbind(ee: &ExecEnv) {
+        debug_assert!(current_if_bound().is_some_and(|bound| ptr::eq(bound, ee)));
+        CURRENT.with(|c| c.set(ptr::null()));
+    }
+}
+
+/// Under loom every model thread gets a fresh EE, freed after the execution
+/// (see `global`): loom's objects belong to one execution and must not
+/// outlive it in a pool. Nothing is ever detached.
+#[cfg(loom)]
+mod loom_threads {
+    use super::super::{ExecEnv, global};
+
+    crate::primitive::thread_local! {
+        static CURRENT: &'static ExecEnv = global::allocate_env();
+    }
+
+    pub(crate) fn current() -> &'static ExecEnv {
+        CURRENT.with(|ee| *ee)
+    }
+
+    pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
+        Some(current())
+    }
+}
+
+/// Without `std`, the platform keeps each thread's EE in the slot it
+/// provides, and tells the crate when a thread exits
+/// (`release_current_thread`).
+#[cfg(all(not(feature = "std"), not(loom)))]
+mod platform_threads {
+    use super::super::{ExecEnv, global};
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The slot's value once `release_current_thread` has run: like an
+    /// empty slot, but a later bind is detached.
+    const RELEASED: usize = 1;
+
+    fn slot() -> &'static AtomicUsize {
+        // SAFETY: the platform's contract: the slot is this thread's and
+        // valid while it runs.
+        unsafe { crate::platform::get().current_thread_slot().as_ref() }
+    }
+
+    #[inline]
+    pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
+        // Relaxed: the slot belongs to this thread alone.
+        match slot().load(Ordering::Relaxed) {
+            0 | RELEASED => None,
+            // SAFETY: the slot holds 0, RELEASED or an EE from
+            // `acquire_env`, which lives forever.
+            ee => Some(unsafe { &*(ee as *const ExecEnv) }),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn current() -> &'static ExecEnv {
+        match current_if_bound() {
+            Some(ee) => ee,
+            None => bind(),
+        }
+    }
+
+    #[cold]
+    fn bind() -> &'static ExecEnv {
+        let slot = slot();
+        // Relaxed: the slot belongs to this thread alone.
+        let released = slot.load(Ordering::Relaxed) == RELEASED;
+        let ee = global::acquire_env();
+        slot.store(ee as *const ExecEnv as usize, Ordering::Relaxed);
+        if released {
+            // SAFETY: `ee` is this thread's EE, just bound.
+            unsafe { ee.detach(false) };
+        }
+        ee
+    }
+
+    /// Forgets the calling thread's EE; later binds are detached.
+    pub(crate) fn unbind(_ee: &ExecEnv) {
+        // Relaxed: the slot belongs to this thread alone.
+        slot().store(RELEASED, Ordering::Relaxed);
+    }
+
+    /// See [`crate::platform::release_current_thread`].
+    pub(crate) fn release_current_thread() {
+        let Some(ee) = current_if_bound() else {
+            return;
+        };
+        // SAFETY: `ee` is this thread's EE.
+        unsafe {
+            if ee.is_detached() {
+                // Released already; it goes back once it holds no record.
+            } else if ee.has_records_out() {
+                ee.detach(true);
+            } else {
+                unbind(ee);
+                global::push_env(ee);
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Each thread's free list of lock records (paper 000, section 5.1): records
+//! pre-initialised (owner set, count 1, queue empty), refilled in
+//! exponentially growing batches; a thread returns a record to its list when
+//! it leaves the monitor.
+
+use core::ptr;
+
+use super::{DETACHED, ExecEnv, global};
+use crate::lock_record::LockRecord;
+
+/// Records a thread gets the first time its free list runs dry; each further
+/// refill doubles.
+pub(super) const FIRST_BATCH: usize = 8;
+
+/// How many lock records all threads together have taken from the global
+/// allocator so far (the figure of paper 000, Table 2).
+///
+/// Each thread that synchronizes binds an execution environment with a free
+/// list of records; a first batch of 8 is allocated for it, and a new batch,
+/// twice the last, only when it holds or waits on more monitors at once than
+/// it has records. Records are recycled through the thread's free list and,
+/// when it exits, handed with its environment to the next new thread, on
+/// every path a thread can take (exiting normally or by a panic, locking
+/// from thread-local destructors, threads started outside Rust). So the
+/// figure is about 8 per thread alive at the same time, more for threads that
+/// hold many monitors at once, and does not grow with the number of
+/// operations or of threads started over time; a thread that exits while
+/// holding a monitor (a guard leaked with `mem::forget`) keeps only the
+/// records that monitor still uses.
+pub fn lock_records_allocated() -> usize {
+    global::records_allocated()
+}
+
+impl ExecEnv {
+    /// The first record of this thread's free list, pre-initialised (owner:
+    /// this EE, count 1, empty queue, not waiting), left on the list: the
+    /// fused lock fills it in and takes it only once its
+    /// compare-and-swap succeeded, so that nothing but the displaced payload
+    /// is stored before the locked instruction; and a slow path peeks before
+    /// it takes a meta-lock, so that it never allocates while holding one.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn peek_lock_record(&'static self) -> &'static LockRecord {
+        // SAFETY: the free list is owned by the calling thread, and every
+        // record on it lives as long as the EE.
+        unsafe {
+            let mut head = self.free_records.with(|h| *h);
+            if head.is_null() {
+                head = self.refill();
+                self.free_records.with_mut(|h| *h = head);
+            }
+            &*head
+        }
+    }
+
+    /// Takes `record`, the head of the free list, off it.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and `record` came from
+    /// `peek_lock_record` with no list change since, or from
+    /// `push_lock_record` with no list change since.
+    #[inline(always)]
+    pub(crate) unsafe fn take_lock_record(&self, record: &LockRecord) {
+        // SAFETY: caller's contract; thread-owned fields.
+        unsafe {
+            debug_assert!(ptr::eq(self.free_records.with(|h| *h), record));
+            let next = record.free_next();
+            self.free_records.with_mut(|h| *h = next);
+            self.records_out.with_mut(|n| *n += 1);
+            self.last_taken.with_mut(|last| *last = record);
+        }
+    }
+
+    /// The record last taken from the free list (null before the first, and
+    /// after the free list was donated).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn last_taken_lock_record(&self) -> *const LockRecord {
+        // SAFETY: thread-owned field (caller's contract).
+        self.last_taken.with(|last| unsafe { *last })
+    }
+
+    /// Puts back a record this thread allocated, restoring its presets.
+    /// Returns whether the EE is now detached with no record out, and must
+    /// be released (`release_detached`).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and owns `record`, and no word or
+    /// queue refers to `record` any more.
+    #[inline]
+    pub(crate) unsafe fn recycle_lock_record(&self, record: &LockRecord) -> bool {
+        // SAFETY: the record is unreachable from any object, so its fields
+        // are ours.
+        unsafe {
+            record.reset_presets();
+            self.push_lock_record(record)
+        }
+    }
+
+    /// Puts `record` on the free list without touching its other fields.
+    /// Returns whether the EE is now detached with no record out.
+    ///
+    /// The fused unlock puts its record back *before* its compare-and-swap
+    /// and takes it again (`take_lock_record`) if that fails: measured on
+    /// x86-64, a store between an unlock's locked instruction and the next
+    /// lock's costs about as much as a third of the pair, one before the
+    /// unlock's costs nothing.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and owns `record`, which is on no
+    /// free list. Either no word or queue refers to `record` any more and
+    /// its presets hold (count 1, empty queue, not waiting, not passed
+    /// over), or the caller takes it back with `take_lock_record` before
+    /// anything else on this thread uses the free list.
+    #[inline(always)]
+    pub(crate) unsafe fn push_lock_record(&self, record: &LockRecord) -> bool {
+        debug_assert_eq!(record.owner(), self.as_owner());
+        // SAFETY: the free list, the record's link and the counter are owned
+        // by the calling thread (caller's contract).
+        unsafe {
+            let head = self.free_records.with(|h| *h);
+            record.set_free_next(head);
+            self.free_records
+                .with_mut(|h| *h = record as *const LockRecord as *mut LockRecord);
+            self.records_out.with_mut(|n| {
+                *n -= 1;
+                *n == DETACHED
+            })
+        }
+    }
+
+    /// Gives every record on the free list to the pool of donated records.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[cfg(not(loom))]
+    pub(super) unsafe fn donate_free_records(&self) {
+        // SAFETY: thread-owned fields (caller's contract).
+        unsafe {
+            let head = self.free_records.with(|h| *h);
+            self.free_records.with_mut(|h| *h = ptr::null_mut());
+            // A donated record may become another thread's: it must not
+            // pass for ours in a recursive enter.
+            self.last_taken.with_mut(|last| *last = ptr::null());
+            global::donate_records(head);
+        }
+    }
+
+    /// Fills the empty free list (from donated records if there are any,
+    /// else with a new batch) and returns its first record.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE, its free list is empty, and the
+    /// thread holds no meta-lock.
+    #[cold]
+    unsafe fn refill(&'static self) -> *mut LockRecord {
+        // SAFETY: thread-owned counter.
+        let n = self.next_batch.with(|b| unsafe { *b });
+        #[cfg(not(loom))]
+        if let Some(first) = global::take_donated_records(self.as_owner(), n) {
+            return first;
+        }
+        // SAFETY: thread-owned counter.
+        self.next_batch
+            .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+        let first = global::allocate_records(self.as_owner(), n);
+        count!(self, lock_records_allocated, n);
+        // Links through pointers derived from `first` alone, so that no
+        // later reference to an element invalidates the pointer the free
+        // list keeps (Stacked/Tree Borrows).
+        for i in 1..n {
+            // SAFETY: `first` points at `n` fresh records, not shared yet.
+            unsafe {
+                let next = first.add(i);
+                (*first.add(i - 1)).set_free_next(next);
+            }
+        }
+        first
+    }
+}

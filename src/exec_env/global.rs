@@ -1,0 +1,314 @@
+//! The crate's global bookkeeping of execution environments and lock
+//! records: where they are allocated, the pool of EEs whose threads exited,
+//! the pool of records donated by threads that exited holding a monitor, and
+//! the allocation counters.
+//!
+//! In a normal build EEs and records are allocated once and never freed
+//! (type-stable memory: a stale pointer to one is always safe to read), and
+//! the pools are guarded by a [`SysMutex`], which blocks through the
+//! platform. Under loom every EE and record belongs to one model execution:
+//! they are registered here and freed when the next execution starts, so
+//! memory stays flat however many executions a model explores.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+use super::ExecEnv;
+use crate::lock_record::LockRecord;
+#[cfg(not(loom))]
+use crate::primitive::SysMutex;
+
+/// Lock records taken from the global allocator (paper 000, Table 2).
+/// Written under the global lock by load and store (the swap-only backend
+/// has no fetch-add); read without it.
+static RECORDS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+/// EEs taken from the global allocator; written as `RECORDS_ALLOCATED`.
+static ENVS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
+pub(super) fn records_allocated() -> usize {
+    // Relaxed: a statistic with no data attached.
+    RECORDS_ALLOCATED.load(Ordering::Relaxed)
+}
+
+/// How many execution environments have been taken from the global
+/// allocator so far: at most the number of threads alive at the same time,
+/// plus those that exited holding a monitor. Not part of the API.
+#[cfg(feature = "__test-hooks")]
+pub fn exec_envs_allocated() -> usize {
+    // Relaxed: a statistic with no data attached.
+    ENVS_ALLOCATED.load(Ordering::Relaxed)
+}
+
+/// Adds `n` to a counter written only under the global lock.
+fn add(counter: &AtomicUsize, n: usize) {
+    // Relaxed: the global lock orders the writers; readers want a statistic.
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+}
+
+/// A batch of `n` fresh records owned by `owner`, unlinked.
+fn new_records(owner: usize, n: usize) -> *mut LockRecord {
+    alloc::boxed::Box::into_raw(
+        (0..n)
+            .map(|_| LockRecord::new(owner))
+            .collect::<alloc::boxed::Box<[_]>>(),
+    ) as *mut LockRecord
+}
+
+#[cfg(not(loom))]
+pub(super) use pools::{
+    acquire_env, allocate_records, donate_records, push_env, take_donated_records,
+};
+
+#[cfg(not(loom))]
+mod pools {
+    use super::*;
+    use core::ptr;
+
+    /// The pools, under the global lock.
+    ///
+    /// Invariant: `envs` is a stack of EEs bound to no thread, linked through
+    /// `pool_next`; `records` is a stack of records in no word, no queue and
+    /// no thread's free list, linked through `free_next`.
+    struct Pools {
+        envs: *const ExecEnv,
+        records: *mut LockRecord,
+    }
+
+    // SAFETY: the pointers lead to EEs and records that belong to no thread
+    // (invariant), which the lock hands to one thread at a time.
+    unsafe impl Send for Pools {}
+
+    static POOLS: SysMutex<Pools> = SysMutex::new(Pools {
+        envs: ptr::null(),
+        records: ptr::null_mut(),
+    });
+
+    /// Takes an EE for a thread that has none: from the pool if one is there.
+    pub(crate) fn acquire_env() -> &'static ExecEnv {
+        let pooled = POOLS.with(|pools| {
+            // SAFETY: the pool holds EEs that live forever (invariant).
+            let ee = unsafe { pools.envs.as_ref() }?;
+            // SAFETY: an EE in the pool belongs to no thread, so its
+            // `pool_next` is ours under the lock.
+            pools.envs = ee.pool_next.with(|next| unsafe { *next });
+            Some(ee)
+        });
+        pooled.unwrap_or_else(allocate_env)
+    }
+
+    /// Returns the EE of a thread that no longer uses it to the pool.
+    ///
+    /// # Safety
+    /// `ee` is bound to no thread and has no lock record out.
+    pub(crate) unsafe fn push_env(ee: &'static ExecEnv) {
+        POOLS.with(|pools| {
+            // SAFETY: `ee` belongs to no thread (caller's contract).
+            ee.pool_next.with_mut(|next| unsafe { *next = pools.envs });
+            pools.envs = ee;
+        })
+    }
+
+    /// A fresh EE that lives forever.
+    fn allocate_env() -> &'static ExecEnv {
+        let ee: &'static ExecEnv =
+            alloc::boxed::Box::leak(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
+        POOLS.with(|_| {
+            add(&ENVS_ALLOCATED, 1);
+            #[cfg(feature = "stats")]
+            all::push(ee);
+        });
+        ee
+    }
+
+    /// A batch of `n` fresh records owned by `owner`, linked by the caller.
+    pub(crate) fn allocate_records(owner: usize, n: usize) -> *mut LockRecord {
+        let first = new_records(owner, n);
+        POOLS.with(|_| add(&RECORDS_ALLOCATED, n));
+        first
+    }
+
+    /// Gives the records of the free list starting at `head` to the pool.
+    ///
+    /// # Safety
+    /// The records are a free list the caller owned and no longer uses.
+    pub(crate) unsafe fn donate_records(head: *mut LockRecord) {
+        if head.is_null() {
+            return;
+        }
+        let mut last = head;
+        // SAFETY: the list is the caller's (contract); records live forever.
+        unsafe {
+            while !(*last).free_next().is_null() {
+                last = (*last).free_next();
+            }
+        }
+        POOLS.with(|pools| {
+            // SAFETY: the records belong to no thread now, and the pool's
+            // links are ours under the lock.
+            unsafe { (*last).set_free_next(pools.records) };
+            pools.records = head;
+        });
+    }
+
+    /// Takes up to `n` donated records for `owner`, linked as a free list,
+    /// or `None` if there are none.
+    pub(crate) fn take_donated_records(owner: usize, n: usize) -> Option<*mut LockRecord> {
+        POOLS.with(|pools| {
+            let head = pools.records;
+            if head.is_null() {
+                return None;
+            }
+            let mut last = head;
+            // SAFETY: records in the pool belong to no thread (invariant);
+            // the calling thread, `owner`'s, takes them under the lock,
+            // which publishes the new owner to its later uses.
+            unsafe {
+                (*last).set_owner(owner);
+                for _ in 1..n {
+                    let next = (*last).free_next();
+                    if next.is_null() {
+                        break;
+                    }
+                    last = next;
+                    (*last).set_owner(owner);
+                }
+                pools.records = (*last).free_next();
+                (*last).set_free_next(ptr::null_mut());
+            }
+            Some(head)
+        })
+    }
+
+    /// The list of every EE ever allocated, for `stats::snapshot`.
+    #[cfg(feature = "stats")]
+    mod all {
+        use super::ExecEnv;
+        use core::sync::atomic::{AtomicPtr, Ordering};
+
+        /// The head of the list, linked through `ExecEnv::all_next`. Pushed
+        /// under the global lock, read without it: a link is set before its
+        /// EE is published and never changes.
+        static ALL_ENVS: AtomicPtr<ExecEnv> = AtomicPtr::new(core::ptr::null_mut());
+
+        /// Links a new, never-freed EE into the list; called under the
+        /// global lock.
+        pub(super) fn push(ee: &'static ExecEnv) {
+            // Relaxed: writers are serialized by the lock.
+            ee.all_next
+                .store(ALL_ENVS.load(Ordering::Relaxed), Ordering::Relaxed);
+            // Release pairs with the Acquire in `all_envs`, which then sees
+            // the EE's initialised fields and its `all_next`.
+            ALL_ENVS.store(ee as *const ExecEnv as *mut ExecEnv, Ordering::Release);
+        }
+
+        /// Every EE allocated so far.
+        pub(crate) fn all_envs() -> impl Iterator<Item = &'static ExecEnv> {
+            // Acquire pairs with the Release in `push`.
+            let mut next = ALL_ENVS.load(Ordering::Acquire);
+            core::iter::from_fn(move || {
+                // SAFETY: the list holds EEs that are never freed, each
+                // published by `push` before it became reachable.
+                let ee = unsafe { next.as_ref() }?;
+                // Relaxed: a link is set before its EE is published (the
+                // Acquire on the head) and never changes.
+                next = ee.all_next.load(Ordering::Relaxed);
+                Some(ee)
+            })
+        }
+    }
+
+    #[cfg(feature = "stats")]
+    pub(crate) use all::all_envs;
+}
+
+#[cfg(all(not(loom), feature = "stats"))]
+pub(crate) use pools::all_envs;
+
+#[cfg(loom)]
+pub(super) use registry::{allocate_env, allocate_records};
+
+/// Under loom, the EEs and records of one model execution, freed once the
+/// next execution starts (by then every thread of the previous one has
+/// finished, even one a model did not join).
+#[cfg(loom)]
+mod registry {
+    use super::*;
+    use std::sync::Mutex;
+    use std::vec::Vec;
+
+    enum Allocation {
+        Env(*mut CachePadded<ExecEnv>),
+        Records(*mut [LockRecord]),
+    }
+
+    // SAFETY: an allocation is only freed, by whichever thread, once nothing
+    // of its execution can use it.
+    unsafe impl Send for Allocation {}
+
+    impl Drop for Allocation {
+        fn drop(&mut self) {
+            // SAFETY: each pointer came from `Box::into_raw` and is freed
+            // once, when its execution is over.
+            unsafe {
+                match *self {
+                    Allocation::Env(ee) => drop(alloc::boxed::Box::from_raw(ee)),
+                    Allocation::Records(records) => drop(alloc::boxed::Box::from_raw(records)),
+                }
+            }
+        }
+    }
+
+    /// Allocations of executions that have ended.
+    static ENDED: Mutex<Vec<Allocation>> = Mutex::new(Vec::new());
+
+    /// One execution's allocations: created by the execution's first
+    /// allocation (which frees those of the executions before it) and handed
+    /// to `ENDED` when loom drops the execution's statics.
+    struct Registry {
+        allocations: Mutex<Vec<Allocation>>,
+    }
+
+    impl Registry {
+        fn new() -> Self {
+            drop(core::mem::take(&mut *ENDED.lock().unwrap()));
+            Self {
+                allocations: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn register(&self, allocation: Allocation, counter: &AtomicUsize, n: usize) {
+            let mut allocations = self.allocations.lock().unwrap();
+            allocations.push(allocation);
+            add(counter, n);
+        }
+    }
+
+    impl Drop for Registry {
+        fn drop(&mut self) {
+            let allocations = core::mem::take(&mut *self.allocations.lock().unwrap());
+            ENDED.lock().unwrap().extend(allocations);
+        }
+    }
+
+    loom::lazy_static! {
+        static ref REGISTRY: Registry = Registry::new();
+    }
+
+    /// A fresh EE that lives until the next execution starts.
+    pub(crate) fn allocate_env() -> &'static ExecEnv {
+        let ee =
+            alloc::boxed::Box::into_raw(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
+        REGISTRY.register(Allocation::Env(ee), &ENVS_ALLOCATED, 1);
+        // SAFETY: freed only once this execution has ended.
+        unsafe { &*ee }
+    }
+
+    /// A batch of `n` fresh records owned by `owner`, linked by the caller.
+    pub(crate) fn allocate_records(owner: usize, n: usize) -> *mut LockRecord {
+        let first = new_records(owner, n);
+        let batch = core::ptr::slice_from_raw_parts_mut(first, n);
+        REGISTRY.register(Allocation::Records(batch), &RECORDS_ALLOCATED, n);
+        first
+    }
+}

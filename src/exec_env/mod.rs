@@ -1,0 +1,311 @@
+//! Execution environments: the per-thread state of the algorithm (paper 000,
+//! Fig. 1).
+//!
+//! # Ownership protocol
+//!
+//! An execution environment (EE) is bound to one thread at a time. Its fields
+//! fall in three groups:
+//!
+//! - *hand-off fields* (`handoff`, `meta_lock_bits`, `got_meta_lock_slow`),
+//!   atomics shared with the thread's meta-lock predecessor and successor
+//!   (see `meta_lock`);
+//! - *monitor fields* (`monitor_signal`, `parker`), written by threads that
+//!   wake this one;
+//! - *thread-owned fields* (the lock-record free list and its counters), only
+//!   ever touched by the bound thread.
+//!
+//! # Lifetime
+//!
+//! A BUSY word, a hand-off partner or a lock record may name an EE after its
+//! thread has moved on, so EEs are never freed (under loom: not before the
+//! model execution ends, see `global`). When a thread exits, its EE goes
+//! back to a global pool with its free list of lock records, and the next
+//! new thread takes it from there.
+//!
+//! A thread may still synchronize after its exit cleanup ran: a thread-local
+//! destructor that runs later locks a monitor, or releases a guard it kept.
+//! Its EE is then *detached*: nothing at the thread's end will give it back,
+//! so the thread gives it back itself as soon as it holds no lock record
+//! (the unlock that returns the last record, or the end of an operation that
+//! took none), and binds one again from the pool if it synchronizes once
+//! more. A thread that exits while it holds a monitor (a guard leaked with
+//! `mem::forget`) keeps its EE detached for good, because a record in some
+//! word names it as owner and another thread must not inherit that monitor;
+//! it donates its free records to a global pool so that only the EE and the
+//! records still out stay behind.
+
+mod binding;
+#[cfg(all(feature = "stats", not(loom)))]
+pub(crate) mod counters;
+mod free_list;
+mod global;
+
+use crossbeam_utils::CachePadded;
+
+use crate::lock_record::LockRecord;
+#[cfg(not(metalock_swap_only))]
+use crate::primitive::AtomicBool;
+use crate::primitive::{AtomicUsize, Parker, UnsafeCell};
+#[cfg(not(metalock_swap_only))]
+use crate::word::BUSY;
+use crate::word::POINTER_MASK;
+
+#[cfg(all(not(feature = "std"), not(loom)))]
+pub(crate) use binding::release_current_thread;
+pub use free_list::lock_records_allocated;
+#[cfg(all(feature = "stats", not(loom)))]
+pub(crate) use global::all_envs;
+#[cfg(feature = "__test-hooks")]
+pub use global::exec_envs_allocated;
+
+/// `monitor_signal`: nothing since the thread last queued.
+pub(crate) const SIGNAL_NONE: usize = 0;
+/// `monitor_signal`: an exit took the thread's record out of the queue and
+/// invites it to re-contend.
+pub(crate) const SIGNAL_INVITED: usize = 1;
+/// `monitor_signal`: an exit made the thread's record the owner.
+pub(crate) const SIGNAL_HANDED_OVER: usize = 2;
+
+/// The bias `records_out` carries while the EE is detached: non-zero, so
+/// that a detached thread always looks for a recursive enter, and equal to
+/// it exactly when the detached thread holds no record.
+const DETACHED: usize = 1 << (usize::BITS - 1);
+
+/// The per-thread state of the meta-lock and monitor protocols.
+///
+/// Invariants: allocated once, cache-padded (so at least 16-aligned, leaving
+/// the low four bits of its address free for the word's tags), and never
+/// deallocated while a word, record or other EE may name it. The
+/// thread-owned fields are accessed only by the thread the EE is bound to.
+///
+/// Layout: the fields other threads write (hand-off, signal, parker) come
+/// first, and the rest, led by the thread-owned ones that every extra-fast
+/// lock and unlock writes, start a cache-line block of their own, so that a
+/// thread waking or handing off to this one does not take that line away
+/// from it.
+#[derive(Debug)]
+#[repr(C)]
+pub(crate) struct ExecEnv {
+    /// Predecessor side of the meta-lock hand-off: `IDLE`, `BITS_FOR_GRAB`,
+    /// or the address of the successor's EE (see `meta_lock`).
+    #[cfg(not(metalock_swap_only))]
+    pub(crate) handoff: AtomicUsize,
+    /// Release bits travelling through a hand-off.
+    #[cfg(not(metalock_swap_only))]
+    pub(crate) meta_lock_bits: AtomicUsize,
+    /// Successor side: set by the predecessor when `meta_lock_bits` of this
+    /// EE holds the release bits.
+    #[cfg(not(metalock_swap_only))]
+    pub(crate) got_meta_lock_slow: AtomicBool,
+    /// Set by a monitor exit that invites this thread to re-contend, or
+    /// hands it the monitor (`SIGNAL_*`).
+    pub(crate) monitor_signal: AtomicUsize,
+    /// Where this thread blocks.
+    pub(crate) parker: Parker,
+    /// Starts the thread-owned fields on the next cache-line block
+    /// (zero-sized, aligned as crossbeam pads for the target).
+    thread_owned_block: CachePadded<()>,
+    /// Thread-owned: first free lock record.
+    free_records: UnsafeCell<*mut LockRecord>,
+    /// Thread-owned: lock records taken from the free list and not returned
+    /// (held, queued, or waiting), plus [`DETACHED`] while detached. Zero
+    /// means the thread owns no monitor, so the extra-fast path need not look
+    /// for a recursive enter.
+    records_out: UnsafeCell<usize>,
+    /// Thread-owned: the record last taken from the free list, the first
+    /// guess of a recursive enter (see `monitor::try_enter_fast`).
+    last_taken: UnsafeCell<*const LockRecord>,
+    /// Thread-owned: size of the next refill of the free list.
+    next_batch: UnsafeCell<usize>,
+    /// Thread-owned: the thread runs test code under a meta-lock (the
+    /// `__with_meta_lock` seam), and may not take another.
+    #[cfg(feature = "__test-hooks")]
+    pub(crate) in_meta_lock_seam: UnsafeCell<bool>,
+    /// This thread's event counters (feature `stats`).
+    #[cfg(all(feature = "stats", not(loom)))]
+    pub(crate) stats: counters::ThreadStats,
+    /// The next EE in the list of all EEs, set once before this one is
+    /// published there and never changed.
+    #[cfg(all(feature = "stats", not(loom)))]
+    all_next: core::sync::atomic::AtomicPtr<ExecEnv>,
+    /// Link in the pool of EEs whose threads exited (under the global lock).
+    #[cfg(not(loom))]
+    pool_next: UnsafeCell<*const ExecEnv>,
+}
+
+// SAFETY: the atomics are shared; the `UnsafeCell` fields are either owned by
+// the bound thread (free list, counters) or by the global lock (`pool_next`),
+// as the type's invariants state.
+unsafe impl Sync for ExecEnv {}
+// SAFETY: as for `Sync`; raw pointers to lock records do not tie the EE to a
+// thread, the binding protocol does.
+unsafe impl Send for ExecEnv {}
+
+const _: () = assert!(core::mem::align_of::<ExecEnv>() > !POINTER_MASK);
+const _: () = assert!(core::mem::size_of::<CachePadded<()>>() == 0);
+
+impl ExecEnv {
+    fn new() -> Self {
+        Self {
+            #[cfg(not(metalock_swap_only))]
+            handoff: AtomicUsize::new(0),
+            #[cfg(not(metalock_swap_only))]
+            meta_lock_bits: AtomicUsize::new(0),
+            #[cfg(not(metalock_swap_only))]
+            got_meta_lock_slow: AtomicBool::new(false),
+            monitor_signal: AtomicUsize::new(SIGNAL_NONE),
+            parker: Parker::new(),
+            thread_owned_block: CachePadded::new(()),
+            free_records: UnsafeCell::new(core::ptr::null_mut()),
+            records_out: UnsafeCell::new(0),
+            last_taken: UnsafeCell::new(core::ptr::null()),
+            next_batch: UnsafeCell::new(free_list::FIRST_BATCH),
+            #[cfg(feature = "__test-hooks")]
+            in_meta_lock_seam: UnsafeCell::new(false),
+            #[cfg(all(feature = "stats", not(loom)))]
+            stats: counters::ThreadStats::new(),
+            #[cfg(all(feature = "stats", not(loom)))]
+            all_next: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            #[cfg(not(loom))]
+            pool_next: UnsafeCell::new(core::ptr::null()),
+        }
+    }
+
+    /// The calling thread's EE, bound (from the pool, or new) on first use.
+    /// An EE bound after the thread's exit cleanup is detached.
+    #[inline]
+    pub(crate) fn current() -> &'static ExecEnv {
+        binding::current()
+    }
+
+    /// The calling thread's EE, if it has one bound.
+    #[inline]
+    pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
+        binding::current_if_bound()
+    }
+
+    /// Runs `f` with the calling thread's EE, for an operation that hands no
+    /// lock record out: if the EE is detached and holds no record afterwards,
+    /// it goes back to the pool.
+    #[inline]
+    pub(crate) fn with_current<R>(f: impl FnOnce(&'static ExecEnv) -> R) -> R {
+        let ee = Self::current();
+        let result = f(ee);
+        // SAFETY: `ee` is the calling thread's EE.
+        unsafe { ee.release_if_idle_and_detached() };
+        result
+    }
+
+    /// The EE a lock record names as its owner.
+    ///
+    /// # Safety
+    /// `owner` is a record's `owner()`: the address of an EE, which lives as
+    /// long as records may name it (type invariant).
+    #[inline(always)]
+    pub(crate) unsafe fn of_owner(owner: usize) -> &'static ExecEnv {
+        // SAFETY: caller's contract.
+        unsafe { &*(owner as *const ExecEnv) }
+    }
+
+    /// This EE as a lock record's owner.
+    #[inline(always)]
+    pub(crate) fn as_owner(&self) -> usize {
+        self as *const ExecEnv as usize
+    }
+
+    /// The EE a BUSY word names.
+    ///
+    /// # Safety
+    /// `bits` is a BUSY word of the CAS backend, which names the EE that
+    /// swapped it in; EEs outlive every word that names them.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    pub(crate) unsafe fn of_busy(bits: usize) -> &'static ExecEnv {
+        // SAFETY: caller's contract.
+        unsafe { &*((bits & POINTER_MASK) as *const ExecEnv) }
+    }
+
+    /// The word a thread swaps in to take the meta-lock: `self | BUSY`.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    pub(crate) fn busy_bits(&self) -> usize {
+        self as *const ExecEnv as usize | BUSY
+    }
+
+    /// Whether some of the EE's lock records are not on its free list (in a
+    /// queue, or held through a guard), or the EE is detached.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn has_records_out(&self) -> bool {
+        // SAFETY: thread-owned field, read by the bound thread (caller's
+        // contract).
+        self.records_out.with(|n| unsafe { *n }) != 0
+    }
+
+    /// Whether the EE is detached (see the module docs).
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    unsafe fn is_detached(&self) -> bool {
+        // SAFETY: thread-owned field (caller's contract).
+        self.records_out.with(|n| unsafe { *n }) >= DETACHED
+    }
+
+    /// Detaches the EE from the thread's exit cleanup (see the module docs);
+    /// `donate` gives the free records to the global pool first, for an EE
+    /// that may never come back.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE, not yet detached.
+    #[cfg(not(loom))]
+    unsafe fn detach(&self, donate: bool) {
+        // SAFETY: thread-owned fields (caller's contract).
+        unsafe {
+            if donate {
+                self.donate_free_records();
+            }
+            self.records_out.with_mut(|n| {
+                debug_assert!(*n < DETACHED);
+                *n += DETACHED;
+            });
+        }
+    }
+
+    /// Gives a detached EE that holds no lock record back to the pool.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline]
+    pub(crate) unsafe fn release_if_idle_and_detached(&'static self) {
+        // SAFETY: thread-owned field (caller's contract).
+        if self.records_out.with(|n| unsafe { *n }) == DETACHED {
+            // SAFETY: caller's contract; idle and detached, just checked.
+            unsafe { self.release_detached() };
+        }
+    }
+
+    /// Unbinds a detached EE that holds no lock record from the calling
+    /// thread and returns it to the pool.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE, detached, with no record out.
+    #[cold]
+    pub(crate) unsafe fn release_detached(&'static self) {
+        #[cfg(not(loom))]
+        {
+            // SAFETY: thread-owned field (caller's contract).
+            self.records_out.with_mut(|n| unsafe {
+                debug_assert_eq!(*n, DETACHED);
+                *n = 0;
+            });
+            binding::unbind(self);
+            // SAFETY: unbound above and idle: it belongs to no thread.
+            unsafe { global::push_env(self) };
+        }
+        #[cfg(loom)]
+        unreachable!("metalock: an EE is never detached under loom");
+    }
+}

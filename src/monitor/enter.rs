@@ -1,0 +1,386 @@
+//! monitorEnter (paper 000, Fig. 6 left, Fig. 7 left) and its extra-fast
+//! path (section 5.2).
+
+use core::ptr;
+
+use super::queue::append_to_queue;
+use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
+use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
+use crate::lock_record::{LockRecord, PassedOver, record_of};
+use crate::meta_lock::{MetaLock, hooks};
+use crate::platform::{self, Instant};
+use crate::primitive::Ordering;
+#[cfg(not(metalock_swap_only))]
+use crate::primitive::SpinWait;
+use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, state};
+
+impl MultiUseWord {
+    /// Enters the monitor, blocking while another thread owns it;
+    /// `REENTRANT == false` refuses (panics) when the calling thread owns it
+    /// already.
+    #[inline(always)]
+    pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
+        match self.try_enter_fast::<REENTRANT>(ee) {
+            Some(record) => record,
+            None => self.enter_slow::<REENTRANT>(ee),
+        }
+    }
+
+    /// Enters the monitor if it is free, or ours and `REENTRANT`.
+    #[inline]
+    pub(crate) fn try_enter<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        self.try_enter_fast::<REENTRANT>(ee)
+            .or_else(|| self.try_enter_slow::<REENTRANT>(ee))
+    }
+
+    /// The extra-fast enter: NEUTRAL to LOCKED in one compare-and-swap, or a
+    /// recursive enter by the owner without any atomic read-modify-write.
+    #[inline(always)]
+    fn try_enter_fast<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        if !EXTRA_FAST {
+            return None;
+        }
+        // SAFETY: `ee` is the calling thread's EE.
+        if REENTRANT && unsafe { ee.has_records_out() } {
+            // The thread may own this monitor already: look before trying a
+            // compare-and-swap, which would fail and cost as much as a lock.
+            // A thread that holds no record cannot, and skips the look.
+            // Acquire: see `inspect`.
+            let bits = self.word.load(Ordering::Acquire);
+            // Usually the monitor is the one last entered: comparing the word
+            // with that record's address keeps the count off the chain of
+            // reading the record the word points at, then its owner.
+            // SAFETY: `ee` is the calling thread's EE.
+            let last = unsafe { ee.last_taken_lock_record() };
+            let mine = if bits & !(QUEUE_SUMMARY | WAITING_SUMMARY) == last as usize | LOCKED {
+                last
+            } else if owner_is(bits, ee) {
+                record_of(bits)
+            } else {
+                ptr::null()
+            };
+            // SAFETY: a LOCKED word pointing at a record of ours means we
+            // own the monitor, and it cannot change hands while we do;
+            // records outlive every word that names them.
+            if let Some(record) = unsafe { mine.as_ref() } {
+                // SAFETY: ours, and no meta-lock is held.
+                unsafe { enter_again(record) };
+                return Some(record);
+            }
+            #[cfg(not(metalock_swap_only))]
+            if state(bits) == NEUTRAL {
+                return self.fused_lock(ee, bits);
+            }
+            return None;
+        }
+        #[cfg(not(metalock_swap_only))]
+        return self.fused_lock_guessing(ee);
+        #[cfg(metalock_swap_only)]
+        None
+    }
+
+    /// The extra-fast lock without a load first: guesses the word's NEUTRAL
+    /// value and compare-and-swaps at once. Under contention a load then a
+    /// compare-and-swap moves the cache line twice (profiled: the load's
+    /// miss was a fifth of the contended cycles), a compare-and-swap alone
+    /// once. The guess is the payload the thread's next free record
+    /// displaced last time: right when a thread locks the same object
+    /// again, and for every object whose payload is 0 (every
+    /// `Synchronized`). A wrong guess fails and returns the word, as the
+    /// load would have, and a NEUTRAL word is then tried once more.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    fn fused_lock_guessing(&self, ee: &'static ExecEnv) -> Option<&'static LockRecord> {
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        let guess = record.displaced();
+        // AcqRel on success: as in `fused_install`. Acquire on failure: the
+        // returned word may point at a record whose owner we read.
+        match self.word.compare_exchange(
+            guess,
+            locked_bits(record),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {
+                // SAFETY: `record` is still the head of our free list.
+                unsafe { ee.take_lock_record(record) };
+                count!(ee, extra_fast_hits);
+                Some(record)
+            }
+            Err(bits) if state(bits) == NEUTRAL => self.fused_lock(ee, bits),
+            Err(_) => None,
+        }
+    }
+
+    /// The extra-fast lock (section 5.2): NEUTRAL to LOCKED in one
+    /// compare-and-swap from `neutral`, with a pre-initialised record.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    fn fused_lock(&self, ee: &'static ExecEnv, neutral: usize) -> Option<&'static LockRecord> {
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        if !self.fused_install(record, neutral) {
+            // The record stays on the free list; its displaced payload is
+            // overwritten by the next use.
+            return None;
+        }
+        // SAFETY: `record` is still the head of our free list.
+        unsafe { ee.take_lock_record(record) };
+        count!(ee, extra_fast_hits);
+        Some(record)
+    }
+
+    /// NEUTRAL to LOCKED by `record` (ours, in no queue) in one
+    /// compare-and-swap from `neutral`.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    fn fused_install(&self, record: &LockRecord, neutral: usize) -> bool {
+        record.set_displaced(neutral);
+        // AcqRel: Acquire pairs with the Release of the previous unlock (the
+        // critical section before it happens before ours); Release publishes
+        // the record's displaced payload to meta-lock holders.
+        self.word
+            .compare_exchange(
+                neutral,
+                locked_bits(record),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Before going through the meta-lock, spins a little (then yields a
+    /// little) while an owner that nobody queues behind holds the monitor,
+    /// in case it leaves soon: a short critical section then costs no sleep
+    /// and wake-up, and no meta-lock. Gives up at once when there is a
+    /// queue, so that a thread does not spin past threads that already
+    /// sleep. Installs `record` if given (a thread re-contending with its
+    /// own record), else a fresh one.
+    #[cfg(not(metalock_swap_only))]
+    fn spin_then_fused_lock(
+        &self,
+        ee: &'static ExecEnv,
+        record: Option<&'static LockRecord>,
+    ) -> Option<&'static LockRecord> {
+        // The owner check reads the owner's record, a line the owner writes
+        // when it unlocks, so only a thread that may own the monitor looks:
+        // one that holds some record and is not re-contending with its own.
+        // SAFETY: `ee` is the calling thread's EE.
+        let might_own = record.is_none() && unsafe { ee.has_records_out() };
+        let mut spin = SpinWait::default();
+        loop {
+            // Acquire: `owner_is` below reads the record the word points at,
+            // which another thread may have just allocated and published
+            // with a Release.
+            let bits = self.word.load(Ordering::Acquire);
+            if state(bits) == NEUTRAL {
+                match record {
+                    None => {
+                        if let Some(record) = self.fused_lock(ee, bits) {
+                            return Some(record);
+                        }
+                    }
+                    Some(record) => {
+                        if self.fused_install(record, bits) {
+                            count!(ee, extra_fast_hits);
+                            return Some(record);
+                        }
+                    }
+                }
+            } else if state(bits) != LOCKED
+                || bits & QUEUE_SUMMARY != 0
+                || (might_own && owner_is(bits, ee))
+            {
+                return None;
+            }
+            if !spin.spin() {
+                return None;
+            }
+        }
+    }
+
+    /// monitorEnter through the meta-lock (Fig. 6, left). Out of line, so
+    /// that the extra-fast path inlines into callers.
+    #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
+    fn enter_slow<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
+        #[cfg(not(metalock_swap_only))]
+        if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {
+            return record;
+        }
+        count!(ee, extra_fast_misses);
+        // Allocates, if the free list is empty, before the meta-lock.
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        let held = self.get_meta_lock(ee);
+        let bits = held.bits;
+        if owner_is(bits, ee) {
+            held.release(bits);
+            assert!(REENTRANT, "{REENTERED}");
+            // SAFETY: a LOCKED word points at the owner's live record, ours;
+            // the meta-lock is released.
+            unsafe {
+                let owner = &*record_of(bits);
+                enter_again(owner);
+                return owner;
+            }
+        }
+        // SAFETY: we hold the meta-lock at `bits`, not owned by us, and
+        // `record` is still the head of our free list.
+        unsafe {
+            ee.take_lock_record(record);
+            self.acquire_held(ee, record, held, None)
+        }
+    }
+
+    /// Makes `record` the owner of a monitor that nobody owns: NEUTRAL to
+    /// LOCKED, or WAITERS to LOCKED with `record` in front of the queue.
+    /// Releases the meta-lock.
+    ///
+    /// # Safety
+    /// `held` is the meta-lock of this word, at NEUTRAL or WAITERS; `record`
+    /// is ours and in no queue.
+    pub(super) unsafe fn install(&self, held: MetaLock<'_>, record: &LockRecord) {
+        let bits = held.bits;
+        if state(bits) == NEUTRAL {
+            record.set_displaced(bits);
+            // SAFETY: `record` is in no queue.
+            unsafe { record.set_queue(ptr::null_mut()) };
+            held.release(locked_bits(record));
+        } else {
+            debug_assert_eq!(state(bits), WAITERS);
+            let first = record_of(bits);
+            // SAFETY: we hold the meta-lock; WAITERS points at the head,
+            // which holds the displaced payload.
+            unsafe {
+                record.set_queue(first);
+                record.set_displaced((*first).displaced());
+            }
+            let summaries = QUEUE_SUMMARY | (bits & WAITING_SUMMARY);
+            held.release(locked_bits(record) | summaries);
+        }
+    }
+
+    /// Enters the monitor with `record` (ours, in no queue), starting with
+    /// the meta-lock `held`. While another thread owns the monitor (Fig. 7,
+    /// monitorEnterSlow), queues the record, sleeps until an exit invites
+    /// this thread (which takes the record out of the queue again), and
+    /// re-contends like a newcomer. A thread that was invited and lost
+    /// counts it in its record's `passed_over`; see `passed_over_too_long`
+    /// for when the exit that invites it next hands it the monitor instead.
+    /// `invited_at` is `Some` if the caller got here by an invitation: the
+    /// time, read before the meta-lock was taken, so that the clock is not
+    /// read while others wait for the meta-lock.
+    ///
+    /// # Safety
+    /// `held` is the meta-lock of this word, which another thread may own
+    /// but we do not; `record` is ours and in no queue; `ee` is ours.
+    pub(super) unsafe fn acquire_held<'a>(
+        &'a self,
+        ee: &'static ExecEnv,
+        record: &'static LockRecord,
+        mut held: MetaLock<'a>,
+        mut invited_at: Option<Instant>,
+    ) -> &'static LockRecord {
+        loop {
+            let bits = held.bits;
+            if state(bits) != LOCKED {
+                // SAFETY: caller's contract; the record is in no queue.
+                unsafe {
+                    record.set_passed_over(PassedOver::default());
+                    self.install(held, record);
+                }
+                return record;
+            }
+            if let Some(now) = invited_at {
+                // SAFETY: the record is in no queue, and the meta-lock we
+                // hold orders this with the exits that read it once queued.
+                unsafe {
+                    let passed_over = record.passed_over();
+                    record.set_passed_over(PassedOver {
+                        since: passed_over.since.or(Some(now)),
+                        times: passed_over.times.saturating_add(1),
+                    });
+                }
+                hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
+            }
+            count!(ee, blocking_enters);
+            // SAFETY: we hold the meta-lock; LOCKED points at the head.
+            unsafe { append_to_queue(&*record_of(bits), record) };
+            // Relaxed: every earlier signal to this thread was already read
+            // by it (with Acquire in `await_invitation` or `wait`, or under
+            // this meta-lock), so coherence orders this reset after it, and
+            // the next signal comes from an exit that sees our record in the
+            // queue, under this meta-lock.
+            ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
+            held.release(bits | QUEUE_SUMMARY);
+            if self.await_invitation(ee) == SIGNAL_HANDED_OVER {
+                return record;
+            }
+            #[cfg(not(metalock_swap_only))]
+            if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
+                // SAFETY: the invitation took the record out of the queue.
+                unsafe { record.set_passed_over(PassedOver::default()) };
+                return record;
+            }
+            invited_at = Some(platform::get().now());
+            held = self.get_meta_lock(ee);
+        }
+    }
+
+    /// Sleeps until an exit invites this thread, having taken its record
+    /// out of the queue, or hands it the monitor; returns which. No spinning
+    /// here: the thread spun before it queued (`spin_then_fused_lock`), and
+    /// more spinning only takes the processor from the owner it waits for.
+    fn await_invitation(&self, ee: &ExecEnv) -> usize {
+        loop {
+            // Acquire pairs with the Release store of the inviting exit: the
+            // queue change it made is visible.
+            let signal = ee.monitor_signal.load(Ordering::Acquire);
+            if signal != SIGNAL_NONE {
+                return signal;
+            }
+            ee.parker.park(None);
+        }
+    }
+
+    /// The non-blocking part of `try_lock`, through the meta-lock.
+    #[cold]
+    fn try_enter_slow<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        count!(ee, extra_fast_misses);
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        let held = self.get_meta_lock(ee);
+        let bits = held.bits;
+        if state(bits) != LOCKED {
+            // SAFETY: we hold the meta-lock at `bits`, NEUTRAL or WAITERS;
+            // `record` is still the head of our free list.
+            unsafe {
+                ee.take_lock_record(record);
+                self.install(held, record);
+            }
+            return Some(record);
+        }
+        let mine = REENTRANT && owner_is(bits, ee);
+        held.release(bits);
+        if !mine {
+            return None;
+        }
+        // SAFETY: a LOCKED word points at the owner's live record, ours;
+        // the meta-lock is released.
+        unsafe {
+            let owner = &*record_of(bits);
+            enter_again(owner);
+            Some(owner)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! monitorExit (paper 000, Fig. 6 right, Fig. 7 right) and its extra-fast
+//! path (section 5.2).
+
+use core::ptr;
+
+use super::EXTRA_FAST;
+#[cfg(not(metalock_swap_only))]
+use super::locked_bits;
+use super::queue::{make_heir, passed_over_too_long, take_first_contender};
+use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
+use crate::lock_record::{LockRecord, record_of};
+use crate::meta_lock::{MetaLock, hooks};
+use crate::primitive::Ordering;
+use crate::word::{LOCKED, MultiUseWord, WAITERS, WAITING_SUMMARY, state};
+
+impl MultiUseWord {
+    /// Leaves one level of the monitor that `record` owns.
+    ///
+    /// Called on the owner's thread (by its guard).
+    #[inline(always)]
+    pub(crate) fn exit(&self, record: &'static LockRecord) {
+        // SAFETY: the guard that calls us lives on the owner's thread.
+        let count = unsafe { record.count() };
+        if EXTRA_FAST && count > 1 {
+            // SAFETY: owner-only field.
+            unsafe { record.set_count(count - 1) };
+            return;
+        }
+        #[cfg(not(metalock_swap_only))]
+        if EXTRA_FAST {
+            // SAFETY: the record's owner is the calling thread's EE.
+            let ee = unsafe { ExecEnv::of_owner(record.owner()) };
+            // SAFETY: the record is ours and taken back below if the word
+            // still refers to it (see `push_lock_record`).
+            let released_last = unsafe { ee.push_lock_record(record) };
+            // Release pairs with the Acquire of the next enter; Relaxed on
+            // failure, as the slow path re-reads the word under the
+            // meta-lock. Fails when a thread queued or the payload changed:
+            // the summary bit is set.
+            if self
+                .word
+                .compare_exchange(
+                    locked_bits(record),
+                    record.displaced(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                // The word no longer refers to the record and its queue was
+                // empty (clear summary bit), the count is 1, an owner never
+                // waits for a notification and every enter ends with its
+                // `passed_over` cleared: the presets hold.
+                // SAFETY: nothing refers to the record any more.
+                #[cfg(debug_assertions)]
+                unsafe {
+                    record.debug_assert_presets()
+                };
+                count!(ee, extra_fast_hits);
+                if released_last {
+                    // SAFETY: detached and idle, on its own thread.
+                    unsafe { ee.release_detached() };
+                }
+                return;
+            }
+            // SAFETY: pushed above, no list change since.
+            unsafe { ee.take_lock_record(record) };
+        }
+        self.exit_slow(record);
+    }
+
+    /// monitorExit through the meta-lock (Fig. 6 right, Fig. 7 right).
+    #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
+    fn exit_slow(&self, record: &'static LockRecord) {
+        // SAFETY: the record's owner is the calling thread's EE.
+        let ee = unsafe { ExecEnv::of_owner(record.owner()) };
+        count!(ee, extra_fast_misses);
+        let held = self.get_meta_lock(ee);
+        let bits = held.bits;
+        let held = check_owner(held, record, "unlock");
+        // SAFETY: we hold the meta-lock and own the monitor through `record`.
+        unsafe {
+            let count = record.count();
+            if count > 1 {
+                record.set_count(count - 1);
+                held.release(bits);
+                return;
+            }
+            let mut rest = record.queue();
+            match take_first_contender(&mut rest) {
+                Some(heir) if passed_over_too_long(heir) => {
+                    let waiting = bits & WAITING_SUMMARY;
+                    let bits = make_heir(heir, rest, record.displaced(), waiting);
+                    count!(ee, hand_overs);
+                    release_and_signal(held, bits, heir, SIGNAL_HANDED_OVER);
+                }
+                invited => {
+                    let release = match rest.as_ref() {
+                        None => record.displaced(),
+                        Some(head) => {
+                            head.set_displaced(record.displaced());
+                            rest as usize | WAITERS | (bits & WAITING_SUMMARY)
+                        }
+                    };
+                    release_and_invite(held, release, invited);
+                }
+            }
+            if ee.recycle_lock_record(record) {
+                ee.release_detached();
+            }
+        }
+    }
+}
+
+/// monitorExitSlow (Fig. 7, right): releases the meta-lock with
+/// `release_bits` and wakes `invited`, a thread whose record the caller
+/// took out of the queue, to re-contend. Unlike the paper, the invited
+/// thread leaves the queue at once: while it wakes up, the queue may be
+/// empty and the object back to NEUTRAL, so other threads keep the
+/// extra-fast path instead of queueing behind a thread that is not running
+/// yet.
+pub(super) fn release_and_invite(
+    held: MetaLock<'_>,
+    release_bits: usize,
+    invited: Option<&LockRecord>,
+) {
+    match invited {
+        Some(invited) => release_and_signal(held, release_bits, invited, SIGNAL_INVITED),
+        None => held.release(release_bits),
+    }
+}
+
+/// Gives `signal` to the thread of `record`, releases the meta-lock with
+/// `release_bits`, then wakes that thread.
+pub(super) fn release_and_signal(
+    held: MetaLock<'_>,
+    release_bits: usize,
+    record: &LockRecord,
+    signal: usize,
+) {
+    // SAFETY: a queued record's owner is a live EE.
+    let target = unsafe { ExecEnv::of_owner(record.owner()) };
+    // Release pairs with the Acquire loads in `await_invitation` and `wait`.
+    target.monitor_signal.store(signal, Ordering::Release);
+    held.release_then(release_bits, || {
+        if signal == SIGNAL_HANDED_OVER {
+            hooks::fire(hooks::HandoffEvent::MonitorHandedOver);
+        }
+        target.parker.unpark();
+    });
+}
+
+/// Returns `held` unless `record` owns the monitor at `held.bits`; then it
+/// releases the meta-lock and panics. Guards make this impossible from safe
+/// code; it guards the crate's own invariants.
+#[inline]
+pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord, op: &str) -> MetaLock<'a> {
+    let bits = held.bits;
+    if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
+        held.release(bits);
+        panic!("metalock: {op} by a thread that does not own the monitor");
+    }
+    held
+}

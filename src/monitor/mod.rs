@@ -1,0 +1,145 @@
+//! Monitor operations on the multi-use word: enter, exit, wait and notify
+//! (paper 000, sections 4.3-4.4, Fig. 6-8), and the extra-fast path that
+//! fuses the meta-lock and the monitor when nobody contends (section 5.2).
+//!
+//! # Data structure
+//!
+//! A LOCKED word points at the owner's lock record, the head of the object's
+//! queue; behind it are the records of threads waiting to enter and of
+//! threads waiting for a notification, in arrival order. A WAITERS word points
+//! at the head of such a queue while nobody owns the monitor. The head record
+//! holds the payload displaced from the word. Every change to the queue, the
+//! records in it or the word happens under the object's meta-lock, except the
+//! two extra-fast compare-and-swaps (NEUTRAL to LOCKED with an empty queue and
+//! back) and the owner's changes to its own recursion count. Besides the
+//! queue summary that the fused unlock needs, the word keeps a waiting
+//! summary: whether the queue may hold a thread waiting for a notification,
+//! so that a notify with only contenders queued needs no meta-lock.
+//!
+//! # Policy
+//!
+//! As in the paper, a releasing thread does not hand the monitor over: it
+//! invites the first thread of the queue that waits to enter, and that
+//! thread re-contends with new arrivals (renouncement). One departure: the
+//! invited thread's record leaves the queue with the invitation, not when it
+//! finally gets the monitor. While it wakes up, the queue is often empty and
+//! the object back to NEUTRAL, so the threads that are running keep the
+//! extra-fast path instead of all going through the meta-lock behind a
+//! thread that is not running yet (with the paper's order, a queue that
+//! formed once under contention tended to stay, and every operation paid for
+//! the meta-lock). The invited thread re-contends like a newcomer and queues
+//! again if it loses. Renouncement alone lets a thread lose again and again
+//! (starve) while others barge in through the extra-fast path, so a thread
+//! that was invited and lost counts its losses and notes since when; the
+//! exit that invites it after a second loss, once the first is
+//! [`FAIR_AFTER`] ago, hands it the monitor instead. Paper 001 sets out the
+//! trade: hand-over costs throughput (a context switch per transfer),
+//! renouncement costs fairness; the crate
+//! renounces by default and hands over only to a thread that is starving
+//! (eventual fairness). A notification only clears a waiter's flag; the waiter
+//! re-contends when an exit invites it, or when its time runs out, in which
+//! case it takes its record out of the queue itself. Contenders spin briefly
+//! (`SpinWait`) before queueing behind an owner nobody else waits for, and
+//! again after an invitation; they do not spin once queued.
+
+mod enter;
+mod exit;
+mod queue;
+mod wait;
+
+use core::time::Duration;
+
+use crate::exec_env::ExecEnv;
+use crate::lock_record::{LockRecord, record_of};
+use crate::primitive::Ordering;
+use crate::word::{BUSY, LOCKED, MultiUseWord, state};
+
+/// Whether lock and unlock of an uncontended object use the fused
+/// single-compare-and-swap paths of section 5.2, and recursive enter and exit
+/// skip the meta-lock. Off with the `meta-lock-only` feature, which runs every
+/// operation through the meta-lock as in the paper's "without extra fast"
+/// measurements, and with the swap-only backend, which has no
+/// compare-and-swap.
+pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", metalock_swap_only)));
+
+/// How long an invited thread may keep losing the monitor to others before
+/// an exit hands the monitor to it instead of releasing it: the bound on
+/// starvation, traded against the throughput that a hand-over to a thread
+/// that is not running yet costs (parking_lot makes a similar trade every
+/// half millisecond on average).
+const FAIR_AFTER: Duration = Duration::from_micros(500);
+
+/// The panic message of a non-reentrant enter by the owner.
+pub(crate) const REENTERED: &str = "metalock: Synchronized::lock called by the thread that \
+    already holds it; a Synchronized is not reentrant, because two guards would give two \
+    `&mut` to the same value";
+
+/// The word of a LOCKED object whose monitor `record` owns, queue empty.
+#[inline(always)]
+fn locked_bits(record: &LockRecord) -> usize {
+    record as *const LockRecord as usize | LOCKED
+}
+
+/// Whether `bits` is LOCKED by a record of `ee`.
+#[inline(always)]
+fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
+    // SAFETY: a LOCKED word points at a live record (records outlive every
+    // word that names them).
+    state(bits) == LOCKED && unsafe { (*record_of(bits)).owner() } == ee.as_owner()
+}
+
+/// One more level of a monitor the calling thread owns through `record`.
+///
+/// # Safety
+/// `record` is the calling thread's and owns the monitor; the thread holds
+/// no meta-lock (the overflow panics).
+#[inline(always)]
+unsafe fn enter_again(record: &LockRecord) {
+    // SAFETY: the count is the owner's (caller's contract).
+    unsafe {
+        match record.count().checked_add(1) {
+            Some(count) => record.set_count(count),
+            None => recursion_overflow(),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn recursion_overflow() -> ! {
+    panic!(
+        "metalock: a thread entered one monitor {} levels deep, the most a recursion count \
+         holds; the monitor is left held at that depth",
+        usize::MAX
+    )
+}
+
+impl MultiUseWord {
+    /// Whether some thread owns the monitor now (a snapshot).
+    pub(crate) fn is_owned(&self) -> bool {
+        self.inspect(|bits| state(bits) == LOCKED)
+    }
+
+    /// Whether the calling thread owns the monitor.
+    pub(crate) fn is_owned_by_current_thread(&self) -> bool {
+        // A thread with no EE bound owns nothing.
+        ExecEnv::current_if_bound().is_some_and(|ee| self.inspect(|bits| owner_is(bits, ee)))
+    }
+
+    /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
+    /// the word is BUSY.
+    fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {
+        // Acquire pairs with the Release of whatever wrote the word, so a
+        // record it points at is initialised.
+        let bits = self.word.load(Ordering::Acquire);
+        if state(bits) != BUSY {
+            return f(bits);
+        }
+        ExecEnv::with_current(|ee| {
+            let held = self.get_meta_lock(ee);
+            let bits = held.bits;
+            held.release(bits);
+            f(bits)
+        })
+    }
+}

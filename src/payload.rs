@@ -1,0 +1,117 @@
+//! The user's payload in the word (paper 000's displaced hash and age bits):
+//! readable and writable in every lock state, through the meta-lock when it
+//! is displaced into a lock record.
+
+use core::fmt;
+
+use crate::exec_env::ExecEnv;
+use crate::lock_record::record_of;
+use crate::primitive::Ordering;
+use crate::word::{
+    LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits, payload_of,
+    state,
+};
+
+impl MultiUseWord {
+    /// The payload, whatever the lock state.
+    ///
+    /// When the object is unlocked this is one load; otherwise the payload is
+    /// read from the lock record it is displaced into, under the meta-lock.
+    pub fn payload(&self) -> usize {
+        // Acquire pairs with the Release that wrote the word (a meta-lock
+        // release or `set_payload`'s compare-and-swap).
+        let bits = self.word.load(Ordering::Acquire);
+        if state(bits) == NEUTRAL {
+            return payload_of(bits);
+        }
+        let neutral = ExecEnv::with_current(|ee| {
+            let held = self.get_meta_lock(ee);
+            let bits = held.bits;
+            let neutral = if state(bits) == NEUTRAL {
+                bits
+            } else {
+                // SAFETY: a LOCKED or WAITERS word points at the first record
+                // of the object's queue, which holds the displaced payload
+                // and is not recycled while we hold the meta-lock.
+                unsafe { (*record_of(bits)).displaced() }
+            };
+            held.release(bits);
+            neutral
+        });
+        payload_of(neutral)
+    }
+
+    /// Replaces the payload, whatever the lock state.
+    ///
+    /// # Panics
+    ///
+    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+    #[track_caller]
+    pub fn set_payload(&self, payload: usize) {
+        check_payload(payload);
+        let new = neutral_bits(payload);
+        #[cfg(not(metalock_swap_only))]
+        if self.set_neutral_payload(new) {
+            return;
+        }
+        ExecEnv::with_current(|ee| {
+            let held = self.get_meta_lock(ee);
+            let bits = held.bits;
+            let release = match state(bits) {
+                NEUTRAL => new,
+                s => {
+                    // SAFETY: as in `payload`, the first record is reachable
+                    // and stable under the meta-lock.
+                    unsafe { (*record_of(bits)).set_displaced(new) };
+                    // The owner's fused unlock must not restore the old
+                    // payload.
+                    if s == LOCKED {
+                        bits | QUEUE_SUMMARY
+                    } else {
+                        bits
+                    }
+                }
+            };
+            held.release(release);
+        });
+    }
+
+    /// Replaces the payload of a NEUTRAL word by compare-and-swap; `false`
+    /// once the word is not NEUTRAL.
+    #[cfg(not(metalock_swap_only))]
+    fn set_neutral_payload(&self, new: usize) -> bool {
+        // Relaxed: a failed attempt only tells us which path to take.
+        let mut bits = self.word.load(Ordering::Relaxed);
+        while state(bits) == NEUTRAL {
+            // Release pairs with the Acquire of `payload` and of the lock
+            // paths that read the word.
+            match self
+                .word
+                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => bits = actual,
+            }
+        }
+        false
+    }
+}
+
+impl fmt::Debug for MultiUseWord {
+    /// Shows the lock state and the payload. They are read one after the
+    /// other, so under concurrent use the pair is a snapshot of two moments.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display only.
+        let bits = self.word.load(Ordering::Relaxed);
+        let state = match state(bits) {
+            NEUTRAL => "NEUTRAL",
+            LOCKED => "LOCKED",
+            WAITERS => "WAITERS",
+            _ => "BUSY",
+        };
+        f.debug_struct("MultiUseWord")
+            .field("state", &state)
+            .field("payload", &self.payload())
+            .finish()
+    }
+}
