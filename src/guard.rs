@@ -207,3 +207,52 @@ impl Monitor for MultiUseWord {
         self
     }
 }
+
+#[cfg(all(test, feature = "std", not(loom)))]
+mod tests {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::thread;
+
+    fn message(payload: Box<dyn core::any::Any + Send>) -> std::string::String {
+        match payload.downcast::<std::string::String>() {
+            Ok(s) => *s,
+            Err(payload) => payload
+                .downcast::<&str>()
+                .map(|s| (*s).into())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The recursion count is checked: one level past `usize::MAX` panics,
+    /// after the meta-lock is released, and leaves the monitor held at the
+    /// depth it had, usable by its owner and closed to others.
+    #[test]
+    fn recursion_count_overflow_panics_and_keeps_the_monitor() {
+        let word = MultiUseWord::new();
+        let guard = word.lock();
+        // SAFETY: the guard's record is this thread's, and the count is the
+        // owner's field.
+        unsafe { guard.record.set_count(usize::MAX) };
+        for attempt in ["lock", "try_lock"] {
+            let result = catch_unwind(AssertUnwindSafe(|| match attempt {
+                "lock" => drop(word.lock()),
+                _ => drop(word.try_lock()),
+            }));
+            let text = message(result.expect_err("one level past usize::MAX must panic"));
+            assert!(text.contains("levels deep"), "{attempt}: {text}");
+            assert_eq!(guard.depth(), usize::MAX);
+            assert!(word.is_held_by_current_thread());
+        }
+        thread::scope(|s| {
+            s.spawn(|| assert!(word.try_lock().is_none()));
+        });
+        // SAFETY: as above.
+        unsafe { guard.record.set_count(1) };
+        drop(guard);
+        assert!(!word.is_locked());
+        thread::scope(|s| {
+            s.spawn(|| assert_eq!(word.lock().depth(), 1));
+        });
+    }
+}

@@ -71,12 +71,16 @@
 //! meta-lock or waits in its hand-off: the protocols above check their
 //! arguments and allocate before they take it, and raise their panics after
 //! they release it. What cannot be kept out, the platform's callbacks (its
-//! clock, blocking and waking, which a `no_std` user writes), is fenced:
-//! [`MetaLock`], the proof of holding the meta-lock, aborts the process with
-//! a message if it is dropped by an unwind instead of being released, as
-//! parking_lot_core aborts on an unwind in the middle of its protocol.
+//! clock, blocking and waking, which a `no_std` user writes), is fenced
+//! twice: the crate calls the platform only through `platform::Fenced`,
+//! which aborts the process with a message if a callback unwinds, and
+//! [`MetaLock`], the proof of holding the meta-lock, aborts the same way if
+//! an unwind drops it instead of `release`, as parking_lot_core aborts on an
+//! unwind in the middle of its protocol. So a bug that panics under a
+//! meta-lock (a debug assertion) aborts too, rather than wedge the word.
 
 use crate::exec_env::ExecEnv;
+use crate::platform::AbortOnDrop;
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::spin_briefly_until;
@@ -109,33 +113,7 @@ pub(crate) struct MetaLock<'a> {
 impl Drop for MetaLock<'_> {
     #[cold]
     fn drop(&mut self) {
-        unwound_while_holding_a_meta_lock();
-    }
-}
-
-/// What aborts the process when a meta-lock is dropped by an unwind.
-const UNWOUND: &str = "metalock: a panic unwound while this thread held a meta-lock or was \
-    waking the thread it hands a monitor to; the object's word would stay BUSY, or that thread \
-    would sleep forever, so the process aborts (a panicking platform callback, or a bug in \
-    metalock)";
-
-#[cold]
-#[inline(never)]
-fn unwound_while_holding_a_meta_lock() -> ! {
-    #[cfg(feature = "std")]
-    {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{UNWOUND}");
-        std::process::abort();
-    }
-    #[cfg(not(feature = "std"))]
-    {
-        /// A panic cannot unwind out of an `extern "C"` function: the
-        /// runtime aborts instead, after the panic handler saw the message.
-        extern "C" fn abort_with_message() -> ! {
-            panic!("{}", UNWOUND)
-        }
-        abort_with_message()
+        crate::platform::abort_unwound();
     }
 }
 
@@ -198,20 +176,10 @@ impl MetaLock<'_> {
     /// out of `wake` would leave that thread asleep for good.
     #[inline]
     pub(crate) fn release_then(self, release_bits: usize, wake: impl FnOnce()) {
-        let fence = Fence;
+        let fence = AbortOnDrop;
         self.release(release_bits);
         wake();
         core::mem::forget(fence);
-    }
-}
-
-/// Aborts if dropped: what fences code after a meta-lock release.
-struct Fence;
-
-impl Drop for Fence {
-    #[cold]
-    fn drop(&mut self) {
-        unwound_while_holding_a_meta_lock();
     }
 }
 
@@ -383,7 +351,7 @@ const YIELD_ROUNDS: u32 = 4;
 /// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
 /// timed wait on a private address that nobody wakes.
 #[cfg(metalock_swap_only)]
-fn sleep(platform: &dyn crate::platform::Platform, step: u32) {
+fn sleep(platform: crate::platform::Fenced, step: u32) {
     let micros = 10_u64 << step.min(7);
     let now = platform.now();
     if let Some(deadline) = now.checked_add(core::time::Duration::from_micros(micros)) {

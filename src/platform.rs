@@ -201,11 +201,98 @@ unsafe impl Platform for StdPlatform {
     }
 }
 
+/// What the process prints before it aborts when a panic unwinds out of a
+/// platform callback, or out of the crate's protocol (see `Fenced`).
+const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking protocol (out of \
+    a platform callback, or while this thread held a meta-lock or was waking a thread it \
+    handed a monitor to); an object's word would stay BUSY or a thread would sleep forever, so \
+    the process aborts";
+
+/// Aborts the process with the `UNWOUND` message: what an unwind in the
+/// middle of the protocol does instead of wedging a word or a thread.
+#[cold]
+#[inline(never)]
+pub(crate) fn abort_unwound() -> ! {
+    #[cfg(feature = "std")]
+    {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{UNWOUND}");
+        std::process::abort();
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        /// A panic cannot unwind out of an `extern "C"` function: the
+        /// runtime aborts instead, after the panic handler saw the message.
+        extern "C" fn abort_with_message() -> ! {
+            panic!("{}", UNWOUND)
+        }
+        abort_with_message()
+    }
+}
+
+/// Aborts if dropped: a guard that an unwind drops, and every other path
+/// forgets.
+pub(crate) struct AbortOnDrop;
+
+impl Drop for AbortOnDrop {
+    #[cold]
+    fn drop(&mut self) {
+        abort_unwound();
+    }
+}
+
+/// Runs `f`, aborting the process if it unwinds.
+#[inline(always)]
+fn abort_on_unwind<R>(f: impl FnOnce() -> R) -> R {
+    let fence = AbortOnDrop;
+    let result = f();
+    core::mem::forget(fence);
+    result
+}
+
+/// The platform as the crate calls it: every callback fenced, so that a
+/// panic out of one (a `no_std` user's clock or blocking primitive) aborts
+/// the process with a message instead of unwinding through the middle of the
+/// protocol, where it would leave a word BUSY or a thread asleep for good.
+/// The crate reaches its platform through this alone.
+#[derive(Clone, Copy)]
+pub(crate) struct Fenced(&'static dyn Platform);
+
+impl Fenced {
+    #[inline]
+    pub(crate) fn wait(self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        abort_on_unwind(|| self.0.wait(word, expected, deadline))
+    }
+
+    #[inline]
+    pub(crate) fn wake(self, word: &AtomicU32) {
+        abort_on_unwind(|| self.0.wake(word))
+    }
+
+    #[inline]
+    pub(crate) fn yield_now(self) {
+        abort_on_unwind(|| self.0.yield_now())
+    }
+
+    #[inline]
+    pub(crate) fn now(self) -> Instant {
+        abort_on_unwind(|| self.0.now())
+    }
+
+    /// The calling thread's slot (only without `std`): called before the
+    /// protocol starts, so its panics unwind normally.
+    #[cfg(not(feature = "std"))]
+    #[inline]
+    pub(crate) fn current_thread_slot(self) -> NonNull<AtomicUsize> {
+        self.0.current_thread_slot()
+    }
+}
+
 /// The platform in use.
 #[cfg(feature = "std")]
 #[inline]
-pub(crate) fn get() -> &'static dyn Platform {
-    &StdPlatform
+pub(crate) fn get() -> Fenced {
+    Fenced(&StdPlatform)
 }
 
 #[cfg(not(feature = "std"))]
@@ -247,7 +334,7 @@ mod registry {
     }
 
     #[inline]
-    pub(crate) fn get() -> &'static dyn Platform {
+    pub(crate) fn get() -> super::Fenced {
         // Acquire pairs with the Release store in `set_platform`.
         let ptr = PLATFORM.load(Ordering::Acquire);
         assert!(
@@ -257,7 +344,7 @@ mod registry {
         );
         // SAFETY: a non-null pointer came from the leaked box of
         // `set_platform` and is never changed or freed.
-        unsafe { *ptr }
+        super::Fenced(unsafe { *ptr })
     }
 }
 

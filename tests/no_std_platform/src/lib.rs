@@ -4,11 +4,16 @@
 //! per-thread slot and a thread-exit hook.
 
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use metalock::Instant;
 use metalock::platform::{self, Platform};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
+
+/// When set, the platform's clock panics: what a buggy `no_std` platform
+/// callback does, for the test that the crate then aborts instead of
+/// wedging.
+pub static PANIC_IN_NOW: AtomicBool = AtomicBool::new(false);
 
 /// Wait-on-address through one global mutex and condition variable: a waiter
 /// checks the value under the mutex, a waker takes the mutex before
@@ -77,6 +82,10 @@ unsafe impl Platform for StdThreads {
     }
 
     fn now(&self) -> Instant {
+        // Relaxed: a test switch with no data attached.
+        if PANIC_IN_NOW.load(Ordering::Relaxed) {
+            panic!("the platform's clock failed");
+        }
         Instant::from_duration_since_origin(self.origin().elapsed())
     }
 

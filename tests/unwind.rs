@@ -1,0 +1,133 @@
+//! An unwind while a thread holds a meta-lock, or waits in its hand-off,
+//! would leave the word BUSY for good and wedge every thread that uses the
+//! object. The crate runs no user code there; what it cannot keep out (a
+//! platform callback, here a test hook standing in for one) aborts the
+//! process with a message instead. Checked in a child process: the test
+//! runs itself again with `CHILD` set.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
+use metalock::MultiUseWord;
+
+const CHILD: &str = "METALOCK_UNWIND_CHILD";
+
+/// Runs the test `name` of this binary in a child process with `CHILD` set,
+/// and returns its exit status and standard error.
+fn run_child(name: &str) -> (std::process::ExitStatus, String) {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs again");
+    (
+        output.status,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+#[cfg(unix)]
+fn aborted(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(libc::SIGABRT)
+}
+
+#[cfg(not(unix))]
+fn aborted(status: &std::process::ExitStatus) -> bool {
+    !status.success()
+}
+
+/// In the child: a thread queues for a meta-lock another thread holds, and
+/// the hook panics right there, between its swap and its hand-off.
+#[test]
+fn panic_while_queued_for_a_meta_lock() {
+    if !is_child() {
+        let (status, stderr) = run_child("panic_while_queued_for_a_meta_lock");
+        assert!(
+            aborted(&status),
+            "the child was not aborted: {status}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("metalock: a panic unwound in the middle of the locking protocol"),
+            "no message on standard error:\n{stderr}"
+        );
+        assert!(
+            !stderr.contains("UNREACHABLE"),
+            "the child got past the unwind:\n{stderr}"
+        );
+        return;
+    }
+    static WORD: MultiUseWord = MultiUseWord::with_payload(7);
+    static HOLDING: AtomicBool = AtomicBool::new(false);
+    fn panic_when_queued(event: HandoffEvent) {
+        if event == HandoffEvent::SuccessorQueued {
+            panic!("a platform callback panics under the meta-lock");
+        }
+    }
+    set_handoff_hook(Some(panic_when_queued));
+    thread::scope(|s| {
+        s.spawn(|| {
+            WORD.__with_meta_lock(|| {
+                HOLDING.store(true, Ordering::SeqCst);
+                thread::sleep(Duration::from_secs(5));
+            })
+        });
+        while !HOLDING.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        // Swaps in behind the holder, then the hook panics.
+        let _ = std::panic::catch_unwind(|| drop(WORD.lock()));
+        eprintln!("UNREACHABLE: the unwind was caught and the word is wedged");
+        std::process::exit(0);
+    });
+}
+
+/// In the child: the monitor hands itself to a thread passed over too long,
+/// and the hook panics in the wake-up that follows the release.
+#[test]
+fn panic_while_waking_an_heir() {
+    if !is_child() {
+        let (status, stderr) = run_child("panic_while_waking_an_heir");
+        assert!(
+            aborted(&status),
+            "the child was not aborted: {status}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("metalock: a panic unwound in the middle of the locking protocol"),
+            "no message on standard error:\n{stderr}"
+        );
+        return;
+    }
+    static WORD: MultiUseWord = MultiUseWord::new();
+    fn panic_on_hand_over(event: HandoffEvent) {
+        if event == HandoffEvent::MonitorHandedOver {
+            panic!("a platform callback panics while waking the heir");
+        }
+    }
+    set_handoff_hook(Some(panic_on_hand_over));
+    // Keep re-entering while another thread contends, until the eventual
+    // fairness rule hands it the monitor; the hook then panics.
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                drop(WORD.lock());
+            }
+        });
+        for _ in 0..10_000_000 {
+            let guard = WORD.lock();
+            thread::sleep(Duration::from_micros(200));
+            drop(guard);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    eprintln!("no hand-over happened");
+    std::process::exit(0);
+}
