@@ -85,6 +85,15 @@ impl Shared {
     }
 }
 
+/// Spawns a model thread that runs `f` on its own handle of `shared`.
+fn spawn<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce(&Shared) -> T + Send + 'static,
+) -> thread::JoinHandle<T> {
+    let shared = Arc::clone(shared);
+    thread::spawn(move || f(&shared))
+}
+
 /// A builder for models with two threads: `LOOM_MAX_PREEMPTIONS` if set,
 /// else a bound of 3 (an unbounded search does not finish).
 fn two_threads() -> Builder {
@@ -549,4 +558,82 @@ fn timed_wait_races_notify_and_enter() {
         );
         shared.check_final(2);
     });
+}
+
+#[test]
+fn two_timed_waiters_one_notify_one() {
+    // Two waiters whose time may run out at any point, one notify_one: the
+    // waiters that report "not timed out" are exactly the one notify_one
+    // says it marked, or none if it marked nobody.
+    explore("two_timed_waiters_one_notify_one", three_threads(), || {
+        let shared = Shared::new();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                spawn(&shared, |shared| {
+                    let mut g = shared.word.lock();
+                    let result = g.wait_for(Duration::from_secs(1));
+                    assert_eq!(g.depth(), 1);
+                    shared.bump(&g);
+                    !result.timed_out()
+                })
+            })
+            .collect();
+        let marked = {
+            let g = shared.word.lock();
+            g.notify_one()
+        };
+        let notified = waiters
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .filter(|&n| n)
+            .count();
+        assert_eq!(
+            notified,
+            usize::from(marked),
+            "{notified} waiters report a notification, notify_one marked {marked}"
+        );
+        shared.check_final(2);
+    });
+}
+
+#[test]
+fn depth_two_timed_waiter_with_a_competitor_notify_all() {
+    // A waiter at depth 2 whose time may run out, a competitor that enters
+    // once, and a notify_all: the waiter comes back at depth 2 either way,
+    // reports a notification exactly when notify_all counted it, and every
+    // critical section is exclusive.
+    explore(
+        "depth_two_timed_waiter_with_a_competitor_notify_all",
+        three_threads(),
+        || {
+            let shared = Shared::new();
+            let waiter = spawn(&shared, |shared| {
+                let outer = shared.word.lock();
+                let mut inner = shared.word.lock();
+                let result = inner.wait_for(Duration::from_secs(1));
+                assert_eq!(inner.depth(), 2);
+                shared.bump(&inner);
+                drop(inner);
+                assert_eq!(outer.depth(), 1);
+                !result.timed_out()
+            });
+            let competitor = spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                assert_eq!(g.depth(), 1);
+                shared.bump(&g);
+            });
+            let marked = {
+                let g = shared.word.lock();
+                g.notify_all()
+            };
+            let notified = waiter.join().unwrap();
+            competitor.join().unwrap();
+            assert_eq!(
+                usize::from(notified),
+                marked,
+                "the waiter reports notified = {notified}, notify_all marked {marked}"
+            );
+            shared.check_final(2);
+        },
+    );
 }

@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
 use crate::lock_record::LockRecord;
-use crate::platform::{self, Instant};
+use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
 
 impl MultiUseWord {
@@ -117,7 +117,7 @@ impl<'a> MonitorGuard<'a> {
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
-        let deadline = platform::get().now().checked_add(timeout);
+        let deadline = sys::get().now().checked_add(timeout);
         WaitTimeoutResult(self.word.wait(self.record, deadline))
     }
 

@@ -77,10 +77,17 @@ macro_rules! count {
     };
 }
 
-// Layers, each importing only from those above it in this list: the
-// target's atomics, the platform and the loom facade; the word's layout;
-// lock records; execution environments; the meta-lock; the monitor protocol
-// (and the payload, over the meta-lock); the public API.
+// The modules form layers; each imports only from the layers before it:
+//
+// 1. platform and primitives: `arch` (the target's atomics), `primitive`
+//    (the loom facade, whose parker and internal lock block through `sys`),
+//    `sys` (the platform seam);
+// 2. `word`: the word's layout;
+// 3. `lock_record`;
+// 4. `exec_env`: execution environments and their free lists;
+// 5. `meta_lock`;
+// 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
+// 7. the public API: `guard`, `synchronized`, `stats`, `platform`.
 mod arch;
 mod exec_env;
 mod guard;
@@ -88,17 +95,37 @@ mod lock_record;
 mod meta_lock;
 mod monitor;
 mod payload;
-pub mod platform;
 mod primitive;
 #[cfg(all(feature = "stats", not(loom)))]
 pub mod stats;
 pub mod synchronized;
+mod sys;
 mod word;
+
+pub mod platform {
+    //! The seam between the algorithm and the operating system.
+    //!
+    //! Everything the crate needs from the system goes through a [`Platform`]:
+    //! blocking the current thread on an address until another thread wakes it
+    //! (with an optional deadline), yielding, a monotonic clock and, without
+    //! `std`, the current thread's execution-environment slot. With the default
+    //! `std` feature the crate supplies `StdPlatform` and nothing needs
+    //! configuring; with `default-features = false` a user registers a
+    //! `&'static dyn Platform` once with `set_platform` before the first lock,
+    //! and calls `release_current_thread` from each thread's exit path.
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    pub use crate::exec_env::release_current_thread;
+    #[cfg(feature = "std")]
+    pub use crate::sys::StdPlatform;
+    pub use crate::sys::{Instant, Platform};
+    #[cfg(not(feature = "std"))]
+    pub use crate::sys::{PlatformAlreadySet, set_platform};
+}
 
 pub use exec_env::lock_records_allocated;
 pub use guard::{Monitor, MonitorGuard, WaitTimeoutResult};
-pub use platform::Instant;
 pub use synchronized::{Synchronized, SynchronizedGuard};
+pub use sys::Instant;
 pub use word::MultiUseWord;
 
 /// Test seams: hooks on the hand-off and monitor slow paths, the count of

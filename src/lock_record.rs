@@ -7,8 +7,8 @@
 use core::ptr;
 use core::sync::atomic::AtomicUsize as CoreAtomicUsize;
 
-use crate::platform::Instant;
 use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
+use crate::sys::Instant;
 use crate::word::POINTER_MASK;
 
 /// One thread's participation in one object's synchronization.

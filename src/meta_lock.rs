@@ -80,10 +80,10 @@
 //! meta-lock (a debug assertion) aborts too, rather than wedge the word.
 
 use crate::exec_env::ExecEnv;
-use crate::platform::AbortOnDrop;
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::spin_briefly_until;
+use crate::sys::AbortOnDrop;
 use crate::word::{BUSY, MultiUseWord, state};
 
 /// `ExecEnv::handoff`: no hand-off in progress.
@@ -113,7 +113,7 @@ pub(crate) struct MetaLock<'a> {
 impl Drop for MetaLock<'_> {
     #[cold]
     fn drop(&mut self) {
-        crate::platform::abort_unwound();
+        crate::sys::abort_unwound();
     }
 }
 
@@ -311,7 +311,7 @@ impl MultiUseWord {
 
     #[cold]
     fn get_meta_lock_contended(&self) -> usize {
-        let platform = crate::platform::get();
+        let platform = crate::sys::get();
         let mut round = 0_u32;
         loop {
             // Loom explores the retry at every point already; sleeping
@@ -351,7 +351,7 @@ const YIELD_ROUNDS: u32 = 4;
 /// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
 /// timed wait on a private address that nobody wakes.
 #[cfg(metalock_swap_only)]
-fn sleep(platform: crate::platform::Fenced, step: u32) {
+fn sleep(platform: crate::sys::Fenced, step: u32) {
     let micros = 10_u64 << step.min(7);
     let now = platform.now();
     if let Some(deadline) = now.checked_add(core::time::Duration::from_micros(micros)) {

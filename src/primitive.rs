@@ -67,7 +67,7 @@ pub(crate) fn yield_now() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]
-    crate::platform::get().yield_now();
+    crate::sys::get().yield_now();
 }
 
 /// A bounded spin before blocking: a few rounds of exponentially more spin
@@ -101,7 +101,7 @@ impl SpinWait {
             }
         } else {
             #[cfg(not(loom))]
-            crate::platform::get().yield_now();
+            crate::sys::get().yield_now();
         }
         true
     }
@@ -141,7 +141,7 @@ pub(crate) use sys_mutex::SysMutex;
 mod sys_mutex {
     use super::{AtomicU32, Ordering};
     use crate::arch::swap_u32;
-    use crate::platform;
+    use crate::sys;
 
     const UNLOCKED: u32 = 0;
     const LOCKED: u32 = 1;
@@ -194,7 +194,7 @@ mod sys_mutex {
 
         #[cold]
         fn lock_contended(&self) {
-            let platform = platform::get();
+            let platform = sys::get();
             while swap_u32(&self.state, CONTENDED, Ordering::Acquire) != UNLOCKED {
                 platform.wait(&self.state, CONTENDED, None);
             }
@@ -203,7 +203,7 @@ mod sys_mutex {
         fn unlock(&self) {
             // Release pairs with the Acquire swap of the next holder.
             if swap_u32(&self.state, UNLOCKED, Ordering::Release) == CONTENDED {
-                platform::get().wake(&self.state);
+                sys::get().wake(&self.state);
             }
         }
     }
@@ -222,7 +222,7 @@ pub(crate) use parker::Parker;
 mod parker {
     use super::{AtomicU32, Ordering};
     use crate::arch::swap_u32;
-    use crate::platform::{self, Instant};
+    use crate::sys::{self, Instant};
 
     const EMPTY: u32 = 0;
     const NOTIFIED: u32 = 1;
@@ -253,7 +253,7 @@ mod parker {
         /// Blocks until the token is available or `deadline` passes.
         /// Returns `true` only when the deadline passed without a token.
         pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
-            let platform = platform::get();
+            let platform = sys::get();
             loop {
                 // Acquire (here and below) pairs with the Release swap in
                 // `unpark`.
@@ -276,7 +276,7 @@ mod parker {
         pub(crate) fn unpark(&self) {
             // Release pairs with the Acquire swaps in `park`.
             if swap_u32(&self.state, NOTIFIED, Ordering::Release) == PARKED {
-                platform::get().wake(&self.state);
+                sys::get().wake(&self.state);
             }
         }
     }
@@ -284,7 +284,7 @@ mod parker {
 
 #[cfg(loom)]
 mod parker {
-    use crate::platform::Instant;
+    use crate::sys::Instant;
     use loom::sync::{Condvar, Mutex};
 
     /// Under loom the token lives in a loom mutex with a condition variable,

@@ -59,8 +59,8 @@ use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
 use crate::guard::{MonitorGuard, WaitTimeoutResult};
-use crate::platform::{self, Instant};
 use crate::primitive::UnsafeCell;
+use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
 
 /// A value of type `T` protected by a one-word monitor: reach it through
@@ -256,7 +256,7 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
         mut condition: impl FnMut(&mut T) -> bool,
         timeout: Duration,
     ) -> WaitTimeoutResult {
-        let deadline = platform::get().now().checked_add(timeout);
+        let deadline = sys::get().now().checked_add(timeout);
         while condition(self) {
             let timed_out = match deadline {
                 Some(deadline) => self.wait_until(deadline).timed_out(),

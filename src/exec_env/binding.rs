@@ -8,7 +8,7 @@ pub(super) use std_threads::{current, current_if_bound, unbind};
 pub(super) use loom_threads::{current, current_if_bound};
 
 #[cfg(all(not(feature = "std"), not(loom)))]
-pub(crate) use platform_threads::release_current_thread;
+pub use platform_threads::release_current_thread;
 #[cfg(all(not(feature = "std"), not(loom)))]
 pub(super) use platform_threads::{current, current_if_bound, unbind};
 
@@ -121,7 +121,7 @@ mod platform_threads {
     fn slot() -> &'static AtomicUsize {
         // SAFETY: the platform's contract: the slot is this thread's and
         // valid while it runs.
-        unsafe { crate::platform::get().current_thread_slot().as_ref() }
+        unsafe { crate::sys::get().current_thread_slot().as_ref() }
     }
 
     #[inline]
@@ -163,8 +163,16 @@ mod platform_threads {
         slot().store(RELEASED, Ordering::Relaxed);
     }
 
-    /// See [`crate::platform::release_current_thread`].
-    pub(crate) fn release_current_thread() {
+    /// Gives the calling thread's execution environment, with its free list
+    /// of lock records, back to the pool for the next new thread. Call it
+    /// from the platform's thread-exit path: without `std` the crate cannot
+    /// see threads end. If the thread still holds a monitor, the environment
+    /// stays with it until it releases the last one; a monitor it never
+    /// releases (a forgotten guard) keeps the environment and that monitor's
+    /// lock record for good. A thread that synchronizes again afterwards
+    /// takes an environment from the pool and gives it back as soon as it
+    /// holds no monitor.
+    pub fn release_current_thread() {
         let Some(ee) = current_if_bound() else {
             return;
         };

@@ -51,7 +51,7 @@ use crate::word::BUSY;
 use crate::word::POINTER_MASK;
 
 #[cfg(all(not(feature = "std"), not(loom)))]
-pub(crate) use binding::release_current_thread;
+pub use binding::release_current_thread;
 pub use free_list::lock_records_allocated;
 #[cfg(all(feature = "stats", not(loom)))]
 pub(crate) use global::all_envs;

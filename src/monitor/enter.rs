@@ -8,10 +8,10 @@ use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, PassedOver, record_of};
 use crate::meta_lock::{MetaLock, hooks};
-use crate::platform::{self, Instant};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::SpinWait;
+use crate::sys::{self, Instant};
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, state};
 
 impl MultiUseWord {
@@ -329,7 +329,7 @@ impl MultiUseWord {
                 unsafe { record.set_passed_over(PassedOver::default()) };
                 return record;
             }
-            invited_at = Some(platform::get().now());
+            invited_at = Some(sys::get().now());
             held = self.get_meta_lock(ee);
         }
     }

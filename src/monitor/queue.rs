@@ -6,7 +6,7 @@ use core::ptr;
 
 use super::{FAIR_AFTER, locked_bits};
 use crate::lock_record::{LockRecord, PassedOver, record_of};
-use crate::platform;
+use crate::sys;
 use crate::word::{QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, state};
 
 /// Appends `record` to the queue headed by `head` (FIFO).
@@ -91,7 +91,7 @@ pub(super) unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
     let passed_over = unsafe { record.passed_over() };
     match passed_over.since {
         Some(since) if passed_over.times >= 2 => {
-            cfg!(loom) || platform::get().now().saturating_duration_since(since) >= FAIR_AFTER
+            cfg!(loom) || sys::get().now().saturating_duration_since(since) >= FAIR_AFTER
         }
         _ => false,
     }

@@ -5,8 +5,8 @@ use super::queue::{make_heir, passed_over_too_long, remove_from_queue, take_firs
 use super::{EXTRA_FAST, locked_bits};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::LockRecord;
-use crate::platform::{self, Instant};
 use crate::primitive::Ordering;
+use crate::sys::{self, Instant};
 use crate::word::{MultiUseWord, QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY};
 
 impl MultiUseWord {
@@ -59,7 +59,7 @@ impl MultiUseWord {
         // waiter is invited, and handed the monitor only later, in
         // `acquire_held`, if it keeps losing.
         debug_assert_ne!(signal, SIGNAL_HANDED_OVER);
-        let invited_at = (signal == SIGNAL_INVITED).then(|| platform::get().now());
+        let invited_at = (signal == SIGNAL_INVITED).then(|| sys::get().now());
         let mut held = self.get_meta_lock(ee);
         // SAFETY: we hold the meta-lock. An invitation took our record out
         // of the queue (and came only after a notification cleared our

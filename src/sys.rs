@@ -1,13 +1,7 @@
-//! The seam between the algorithm and the operating system.
-//!
-//! Everything the crate needs from the system is here: blocking the current
-//! thread on an address until another thread wakes it (with an optional
-//! deadline), yielding, a monotonic clock and, without `std`, the current
-//! thread's execution-environment slot. With the default `std` feature the
-//! crate supplies `StdPlatform` and nothing needs configuring; with
-//! `default-features = false` a user registers a `&'static dyn Platform` once
-//! with `set_platform` (which exists without `std` only) before the first
-//! lock.
+//! The seam between the algorithm and the operating system: the
+//! [`Platform`] trait, the `std` platform, the registration of a `no_std`
+//! one, and [`Fenced`], the only way the crate calls it. Public as
+//! `metalock::platform`.
 
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
@@ -352,13 +346,3 @@ mod registry {
 pub(crate) use registry::get;
 #[cfg(not(feature = "std"))]
 pub use registry::{PlatformAlreadySet, set_platform};
-
-/// Returns the calling thread's execution environment, with its free list of
-/// lock records, to the pool for the next new thread. Call it from the
-/// platform's thread-exit path (without `std` the crate cannot see threads
-/// end). If the thread still holds a monitor, its environment is retired
-/// instead of reused, and that monitor stays held.
-#[cfg(all(not(feature = "std"), not(loom)))]
-pub fn release_current_thread() {
-    crate::exec_env::release_current_thread();
-}
