@@ -53,9 +53,16 @@ fn churn(body: impl Fn(usize) + Sync) -> Allocated {
     let before = allocated();
     for wave in 0..THREADS / WAVE {
         thread::scope(|s| {
-            for i in 0..WAVE {
-                let body = &body;
-                s.spawn(move || body(wave * WAVE + i));
+            let threads: Vec<_> = (0..WAVE)
+                .map(|i| {
+                    let body = &body;
+                    s.spawn(move || body(wave * WAVE + i))
+                })
+                .collect();
+            // An explicit join waits for the thread's end, thread-local
+            // destructors included; the scope's implicit one does not.
+            for t in threads {
+                t.join().unwrap();
             }
         });
     }
