@@ -143,15 +143,9 @@ fn explore(bound: Option<usize>) -> loom::model::Builder {
     builder.preemption_bound = if cfg!(metalock_swap_only) {
         // The test-and-set meta-lock of section 5.4 retries until it gets
         // in, so no contended model is finite without a bound:
-        // `LOOM_MAX_PREEMPTIONS`, or 2. Each retry adds branches, so the
-        // three-thread models (the ones with a large bound of their own)
-        // get one preemption.
+        // `LOOM_MAX_PREEMPTIONS`, or 2, and each retry adds branches.
         builder.max_branches = 10_000;
-        Some(if bound.is_some_and(|b| b >= 4) {
-            1
-        } else {
-            env.unwrap_or(2)
-        })
+        Some(env.unwrap_or(2))
     } else {
         bound.map(|bound| env.map_or(bound, |env| env.max(bound)))
     };

@@ -309,14 +309,13 @@ impl MultiUseWord {
         held
     }
 
+    #[cfg(not(loom))]
     #[cold]
     fn get_meta_lock_contended(&self) -> usize {
         let platform = crate::sys::get();
         let mut round = 0_u32;
         loop {
-            // Loom explores the retry at every point already; sleeping
-            // would only hide the other threads from it.
-            if cfg!(loom) || round < YIELD_ROUNDS {
+            if round < YIELD_ROUNDS {
                 crate::primitive::yield_now();
             } else {
                 sleep(platform, round - YIELD_ROUNDS);
@@ -329,6 +328,18 @@ impl MultiUseWord {
             }
         }
     }
+
+    /// Under loom a retry waits for a release instead of polling (see
+    /// `primitive::releases`).
+    #[cfg(loom)]
+    #[cold]
+    fn get_meta_lock_contended(&self) -> usize {
+        crate::primitive::releases::retry_after_release(|| {
+            // AcqRel: as in `get_meta_lock`.
+            let bits = self.word.swap(BUSY, Ordering::AcqRel);
+            (state(bits) != BUSY).then_some(bits)
+        })
+    }
 }
 
 #[cfg(metalock_swap_only)]
@@ -340,17 +351,19 @@ impl MetaLock<'_> {
         let _ = self.ee;
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
+        #[cfg(loom)]
+        crate::primitive::releases::released();
         core::mem::forget(self);
     }
 }
 
 /// Failed test-and-set rounds that yield before the back-off starts sleeping.
-#[cfg(metalock_swap_only)]
+#[cfg(all(metalock_swap_only, not(loom)))]
 const YIELD_ROUNDS: u32 = 4;
 
 /// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
 /// timed wait on a private address that nobody wakes.
-#[cfg(metalock_swap_only)]
+#[cfg(all(metalock_swap_only, not(loom)))]
 fn sleep(platform: crate::sys::Fenced, step: u32) {
     let micros = 10_u64 << step.min(7);
     let now = platform.now();

@@ -60,14 +60,53 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 }
 
-/// Offers the processor to another thread (under loom: to another model
-/// thread, which loom's scheduler needs in every retry loop).
-#[cfg(metalock_swap_only)]
+/// Offers the processor to another thread.
+#[cfg(all(metalock_swap_only, not(loom)))]
 pub(crate) fn yield_now() {
-    #[cfg(loom)]
-    loom::thread::yield_now();
-    #[cfg(not(loom))]
     crate::sys::get().yield_now();
+}
+
+/// Under loom, the swap-only meta-lock's retry loop: a thread that finds the
+/// meta-lock taken blocks until some meta-lock is released, then tries
+/// again, where the real loop yields and sleeps in rounds. A failed retry
+/// swaps BUSY over BUSY and changes nothing, so only the attempts after a
+/// release matter, and these the model still explores in every order; a
+/// spinning retry loop instead gives loom infinitely long schedules (a
+/// retrier scheduled again and again while the holder never runs).
+#[cfg(all(loom, metalock_swap_only))]
+pub(crate) mod releases {
+    use loom::sync::{Condvar, Mutex};
+
+    struct Releases {
+        count: Mutex<u64>,
+        released: Condvar,
+    }
+
+    loom::lazy_static! {
+        static ref RELEASES: Releases = Releases {
+            count: Mutex::new(0),
+            released: Condvar::new(),
+        };
+    }
+
+    /// Runs `attempt` until it returns `Some`, blocking between attempts
+    /// until the next `released`.
+    pub(crate) fn retry_after_release<R>(mut attempt: impl FnMut() -> Option<R>) -> R {
+        let mut count = RELEASES.count.lock().unwrap();
+        loop {
+            if let Some(result) = attempt() {
+                return result;
+            }
+            count = RELEASES.released.wait(count).unwrap();
+        }
+    }
+
+    /// Tells the threads blocked in `retry_after_release` that a meta-lock
+    /// was released (after the releasing store).
+    pub(crate) fn released() {
+        *RELEASES.count.lock().unwrap() += 1;
+        RELEASES.released.notify_all();
+    }
 }
 
 /// A bounded spin before blocking: a few rounds of exponentially more spin

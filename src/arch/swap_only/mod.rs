@@ -51,10 +51,11 @@ impl Word {
         self.0.load(order)
     }
 
-    /// Stores `bits`. Under loom, a swap: loom does not bound how long a
-    /// plain store may stay invisible to another thread's retried swaps, so
-    /// a test-and-set retry loop would never end in its model, while
-    /// hardware makes a store visible in finite time.
+    /// Stores `bits`. Under loom, a swap: loom orders a plain store only
+    /// partially against other threads' swaps (a vector clock), so a swap
+    /// that happens after the store may still read an older value, which
+    /// real hardware's single modification order rules out; a swap keeps the
+    /// release in the chain of read-modify-writes.
     #[inline(always)]
     pub(crate) fn store(&self, bits: usize, order: Ordering) {
         #[cfg(loom)]
