@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
 use crate::lock_record::LockRecord;
+use crate::monitor::WaitSet;
 use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
 
@@ -109,34 +110,170 @@ impl<'a> MonitorGuard<'a> {
     }
 
     /// Releases the monitor fully, whatever the depth, blocks until another
-    /// thread notifies, then re-enters at the same depth. Like every
-    /// condition wait, call it in a loop that re-checks the condition.
+    /// thread notifies, then re-enters at the same depth. A notified waiter
+    /// is handed the monitor when its turn comes, so it wakes owning it.
+    /// Like every condition wait, call it in a loop that re-checks the
+    /// condition, or use [`wait_while`](Self::wait_while).
+    #[track_caller]
     pub fn wait(&mut self) {
-        self.word.wait(self.record, None);
+        self.wait_on(WaitSet::Monitor, None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
+    #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
-        let deadline = sys::get().now().checked_add(timeout);
-        WaitTimeoutResult(self.word.wait(self.record, deadline))
+        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, deadline_after(timeout)))
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
+    #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
-        WaitTimeoutResult(self.word.wait(self.record, Some(deadline)))
+        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, Some(deadline)))
     }
 
-    /// Marks the thread that has waited longest on this monitor as notified;
-    /// it returns from its wait once it has the monitor again. Returns
-    /// `false` if nobody was waiting: notifications are not remembered.
+    /// Waits while `condition` holds, re-checking it after every wake-up.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let ready = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let guard = word.lock();
+    ///         ready.store(true, Relaxed);
+    ///         guard.notify_all();
+    ///     });
+    ///     let mut guard = word.lock();
+    ///     guard.wait_while(|| !ready.load(Relaxed));
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn wait_while(&mut self, mut condition: impl FnMut() -> bool) {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), None);
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up after `timeout`; timed
+    /// out if the condition still held when the time ran out.
+    #[track_caller]
+    pub fn wait_while_for(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
+        let deadline = deadline_after(timeout);
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), deadline)
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up at `deadline`; timed
+    /// out if the condition still held then.
+    #[track_caller]
+    pub fn wait_while_until(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
+    }
+
+    /// Marks the thread that has waited longest on this monitor as notified:
+    /// when this thread releases the monitor, it is handed to that waiter.
+    /// Returns `false` if nobody was waiting: notifications are not
+    /// remembered.
     pub fn notify_one(&self) -> bool {
         self.word.notify(self.record, false) != 0
     }
 
-    /// Marks every thread waiting on this monitor as notified and returns
-    /// how many there were.
+    /// Marks every thread waiting on this monitor as notified, and returns
+    /// how many there were; each gets the monitor in turn.
     pub fn notify_all(&self) -> usize {
         self.word.notify(self.record, true)
+    }
+
+    /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
+    /// public waits take `&mut self`, which is what keeps references into a
+    /// `Synchronized` value from living across the wait.
+    #[track_caller]
+    pub(crate) fn wait_on(&self, set: WaitSet<'_>, deadline: Option<Instant>) -> bool {
+        self.word.wait(self.record, deadline, set)
+    }
+}
+
+/// The deadline `timeout` from now; `None` (no deadline) if that is too far
+/// to represent.
+pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
+    sys::get().now().checked_add(timeout)
+}
+
+/// The wait loop behind every `wait_while`: waits on `set` while `condition`
+/// holds for the guard's target, until `deadline`. Timed out if the
+/// condition still held when the time ran out. A wake-up after which the
+/// condition still holds is a futile one (counted with the `stats`
+/// feature): with one condition per kind of waiter there are none.
+#[track_caller]
+pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
+    guard: &mut G,
+    set: WaitSet<'_>,
+    mut condition: impl FnMut(&mut G::Target) -> bool,
+    deadline: Option<Instant>,
+) -> WaitTimeoutResult {
+    let mut woken = false;
+    while condition(guard.__target()) {
+        if woken {
+            #[cfg(all(feature = "stats", not(loom)))]
+            {
+                let record = guard.__monitor_guard().record;
+                // SAFETY: the guard's record belongs to the calling thread.
+                let ee = unsafe { ExecEnv::of_owner(record.owner()) };
+                count!(ee, futile_wakeups);
+            }
+        }
+        woken = true;
+        if guard.__monitor_guard().wait_on(set, deadline) {
+            return WaitTimeoutResult(condition(guard.__target()));
+        }
+    }
+    WaitTimeoutResult(false)
+}
+
+/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`]; what
+/// [`Condition`]'s methods take. Sealed: the crate's guards implement it.
+///
+/// [`SynchronizedGuard`]: crate::SynchronizedGuard
+/// [`Condition`]: crate::Condition
+pub trait AsMonitorGuard: sealed::Sealed {
+    /// What the condition of a `wait_while` sees: the protected value of a
+    /// `SynchronizedGuard`, nothing (`()`) for a `MonitorGuard`.
+    type Target: ?Sized;
+
+    /// The monitor guard inside. Not part of the API.
+    #[doc(hidden)]
+    fn __monitor_guard(&self) -> &MonitorGuard<'_>;
+
+    /// What a condition sees. Not part of the API.
+    #[doc(hidden)]
+    fn __target(&mut self) -> &mut Self::Target;
+}
+
+pub(crate) mod sealed {
+    /// Keeps [`AsMonitorGuard`](super::AsMonitorGuard) to the crate's
+    /// guards.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for MonitorGuard<'_> {}
+
+impl AsMonitorGuard for MonitorGuard<'_> {
+    type Target = ();
+
+    fn __monitor_guard(&self) -> &MonitorGuard<'_> {
+        self
+    }
+
+    fn __target(&mut self) -> &mut () {
+        // A zero-sized value: leaking it allocates nothing.
+        alloc::boxed::Box::leak(alloc::boxed::Box::new(()))
     }
 }
 

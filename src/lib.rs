@@ -87,8 +87,10 @@ macro_rules! count {
 // 4. `exec_env`: execution environments and their free lists;
 // 5. `meta_lock`;
 // 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
-// 7. the public API: `guard`, `synchronized`, `stats`, `platform`.
+// 7. the public API: `guard`, `synchronized`, `condition`, `stats`,
+//    `platform`.
 mod arch;
+mod condition;
 mod exec_env;
 mod guard;
 mod lock_record;
@@ -122,8 +124,9 @@ pub mod platform {
     pub use crate::sys::{PlatformAlreadySet, set_platform};
 }
 
+pub use condition::Condition;
 pub use exec_env::lock_records_allocated;
-pub use guard::{Monitor, MonitorGuard, WaitTimeoutResult};
+pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
 pub use synchronized::{Synchronized, SynchronizedGuard};
 pub use sys::Instant;
 pub use word::MultiUseWord;
@@ -135,7 +138,7 @@ pub use word::MultiUseWord;
 #[cfg(feature = "__test-hooks")]
 #[doc(hidden)]
 pub mod __test_hooks {
-    pub use crate::exec_env::exec_envs_allocated;
+    pub use crate::exec_env::{exec_envs_allocated, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
 }
 

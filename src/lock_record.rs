@@ -11,6 +11,19 @@ use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
 use crate::sys::Instant;
 use crate::word::POINTER_MASK;
 
+/// `LockRecord::wait_state`: the record owns the monitor or waits to enter
+/// it.
+pub(crate) const NOT_WAITING: usize = 0;
+/// `LockRecord::wait_state`: a waiter that was notified. It waits to enter
+/// like a contender, but the exit that reaches it hands it the monitor
+/// instead of inviting it to re-contend: a notified waiter wakes only to
+/// run.
+pub(crate) const NOTIFIED: usize = 1;
+/// `LockRecord::wait_state`: waiting for a notification on the monitor's own
+/// wait set. Any other value above it is the address of the condition
+/// (`monitor::ConditionWord`, at least 4-aligned) the record waits on.
+pub(crate) const WAITING: usize = 2;
+
 /// One thread's participation in one object's synchronization.
 ///
 /// Invariants:
@@ -26,9 +39,9 @@ use crate::word::POINTER_MASK;
 ///   it through a word it loaded with Acquire sees the owner that installed
 ///   the record there, or a later one that is not the reader;
 /// - `count` and `free_next` are touched only by the owner's thread;
-/// - `queue` and `waiting_for_notify` are touched only under the meta-lock of
-///   the object whose queue holds the record, or by the owner while the
-///   record is in no queue;
+/// - `queue` and `wait_state` are touched only under the meta-lock of the
+///   object whose queue holds the record, or by the owner while the record
+///   is in no queue;
 /// - `passed_over` is touched under that meta-lock while the record is in a
 ///   queue, or has just been taken out of it by an exit that still holds the
 ///   meta-lock and has not yet signalled the owner; otherwise only by the
@@ -48,7 +61,8 @@ pub(crate) struct LockRecord {
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
-    waiting_for_notify: UnsafeCell<bool>,
+    /// `NOT_WAITING`, `NOTIFIED`, `WAITING`, or a condition's address.
+    wait_state: UnsafeCell<usize>,
     /// How a contender has fared after invitations in its current enter.
     passed_over: UnsafeCell<PassedOver>,
     free_next: UnsafeCell<*mut LockRecord>,
@@ -82,7 +96,7 @@ impl LockRecord {
             count: UnsafeCell::new(1),
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
-            waiting_for_notify: UnsafeCell::new(false),
+            wait_state: UnsafeCell::new(NOT_WAITING),
             passed_over: UnsafeCell::new(PassedOver::default()),
             free_next: UnsafeCell::new(ptr::null_mut()),
         }
@@ -159,18 +173,17 @@ impl LockRecord {
     /// # Safety
     /// As for [`queue`](Self::queue).
     #[inline]
-    pub(crate) unsafe fn waiting_for_notify(&self) -> bool {
+    pub(crate) unsafe fn wait_state(&self) -> usize {
         // SAFETY: the meta-lock gives exclusive access.
-        self.waiting_for_notify.with(|w| unsafe { *w })
+        self.wait_state.with(|w| unsafe { *w })
     }
 
     /// # Safety
     /// As for [`queue`](Self::queue).
     #[inline]
-    pub(crate) unsafe fn set_waiting_for_notify(&self, waiting: bool) {
+    pub(crate) unsafe fn set_wait_state(&self, state: usize) {
         // SAFETY: the meta-lock gives exclusive access.
-        self.waiting_for_notify
-            .with_mut(|w| unsafe { *w = waiting })
+        self.wait_state.with_mut(|w| unsafe { *w = state })
     }
 
     /// # Safety
@@ -220,7 +233,7 @@ impl LockRecord {
         unsafe {
             self.set_count(1);
             self.set_queue(ptr::null_mut());
-            self.set_waiting_for_notify(false);
+            self.set_wait_state(NOT_WAITING);
             self.set_passed_over(PassedOver::default());
         }
     }
@@ -235,7 +248,7 @@ impl LockRecord {
         unsafe {
             debug_assert_eq!(self.count(), 1);
             debug_assert!(self.queue().is_null());
-            debug_assert!(!self.waiting_for_notify());
+            debug_assert_eq!(self.wait_state(), NOT_WAITING);
             debug_assert_eq!(self.passed_over(), PassedOver::default());
         }
     }

@@ -171,6 +171,13 @@ impl MetaLock<'_> {
 }
 
 impl MetaLock<'_> {
+    /// The holder's execution environment, for its event counters.
+    #[cfg(all(feature = "stats", not(loom)))]
+    #[inline]
+    pub(crate) fn ee(&self) -> &ExecEnv {
+        self.ee
+    }
+
     /// Releases the meta-lock with `release_bits`, then runs `wake` (the
     /// wake-up of a thread the release signalled), still fenced: an unwind
     /// out of `wake` would leave that thread asleep for good.

@@ -170,12 +170,12 @@ pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
 #[cfg(not(metalock_swap_only))]
 pub(crate) const BRIEF_SPINS: u32 = 64;
 
-#[cfg(not(loom))]
 pub(crate) use sys_mutex::SysMutex;
 
-/// A small blocking lock for the crate's global bookkeeping (the pools of
-/// execution environments and donated lock records): taken when a thread
-/// starts, exits or refills its free list, never while a meta-lock is held.
+/// A small blocking lock for the crate's own tables: the pools of execution
+/// environments and donated lock records (taken when a thread starts, exits
+/// or refills its free list) and the locks of condition variables. Never
+/// taken while a meta-lock is held.
 #[cfg(not(loom))]
 mod sys_mutex {
     use super::{AtomicU32, Ordering};
@@ -244,6 +244,25 @@ mod sys_mutex {
             if swap_u32(&self.state, UNLOCKED, Ordering::Release) == CONTENDED {
                 sys::get().wake(&self.state);
             }
+        }
+    }
+}
+
+/// Under loom, loom's mutex, so that the models see every interleaving of
+/// the locks the crate takes.
+#[cfg(loom)]
+mod sys_mutex {
+    /// A lock around `T` (see the non-loom version).
+    #[derive(Debug)]
+    pub(crate) struct SysMutex<T>(loom::sync::Mutex<T>);
+
+    impl<T> SysMutex<T> {
+        pub(crate) fn new(data: T) -> Self {
+            Self(loom::sync::Mutex::new(data))
+        }
+
+        pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+            f(&mut self.0.lock().unwrap())
         }
     }
 }

@@ -36,6 +36,14 @@ pub struct Snapshot {
     /// Exits that handed the monitor to a thread passed over for too long
     /// instead of releasing it (eventual fairness).
     pub hand_overs: u64,
+    /// Wake-ups in a `wait_while` after which the condition still held, so
+    /// that the thread waited again: each one a context switch for nothing.
+    /// With one condition per kind of waiter there are none.
+    pub futile_wakeups: u64,
+    /// Threads an exit woke to re-contend for a monitor (renouncement) that
+    /// lost it to another thread and went back to sleep. A notified waiter
+    /// is handed the monitor instead, so it never counts here.
+    pub wake_to_block: u64,
     /// Lock records taken from the global allocator (Table 2).
     pub lock_records_allocated: u64,
 }
@@ -55,6 +63,8 @@ pub fn snapshot() -> Snapshot {
         total.waits += get(&s.waits);
         total.notifies += get(&s.notifies);
         total.hand_overs += get(&s.hand_overs);
+        total.futile_wakeups += get(&s.futile_wakeups);
+        total.wake_to_block += get(&s.wake_to_block);
         total.lock_records_allocated += get(&s.lock_records_allocated);
     }
     total
@@ -72,6 +82,8 @@ impl Snapshot {
             waits: self.waits - earlier.waits,
             notifies: self.notifies - earlier.notifies,
             hand_overs: self.hand_overs - earlier.hand_overs,
+            futile_wakeups: self.futile_wakeups - earlier.futile_wakeups,
+            wake_to_block: self.wake_to_block - earlier.wake_to_block,
             lock_records_allocated: self.lock_records_allocated - earlier.lock_records_allocated,
         }
     }
@@ -87,6 +99,8 @@ impl fmt::Display for Snapshot {
         writeln!(f, "waits                  {:>14}", self.waits)?;
         writeln!(f, "notifies               {:>14}", self.notifies)?;
         writeln!(f, "hand-overs             {:>14}", self.hand_overs)?;
+        writeln!(f, "futile wake-ups        {:>14}", self.futile_wakeups)?;
+        writeln!(f, "wake-to-block          {:>14}", self.wake_to_block)?;
         write!(
             f,
             "lock records allocated {:>14}",

@@ -58,9 +58,12 @@ use core::ops::{Deref, DerefMut};
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::guard::{MonitorGuard, WaitTimeoutResult};
+use crate::guard::{
+    self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
+};
+use crate::monitor::WaitSet;
 use crate::primitive::UnsafeCell;
-use crate::sys::{self, Instant};
+use crate::sys::Instant;
 use crate::word::MultiUseWord;
 
 /// A value of type `T` protected by a one-word monitor: reach it through
@@ -227,49 +230,49 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// Releases the monitor, blocks until another thread notifies, and
     /// re-enters. Call it in a loop that re-checks the condition, or use
     /// [`wait_while`](Self::wait_while).
+    #[track_caller]
     pub fn wait(&mut self) {
         self.monitor.wait();
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
+    #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
         self.monitor.wait_for(timeout)
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
+    #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
     }
 
     /// Waits while `condition` holds for the value, re-checking it after
     /// every wake-up.
-    pub fn wait_while(&mut self, mut condition: impl FnMut(&mut T) -> bool) {
-        while condition(self) {
-            self.wait();
-        }
+    #[track_caller]
+    pub fn wait_while(&mut self, condition: impl FnMut(&mut T) -> bool) {
+        wait_while_until(self, WaitSet::Monitor, condition, None);
     }
 
     /// As [`wait_while`](Self::wait_while), giving up after `timeout`. The
     /// result is timed out if the condition still held when time ran out.
+    #[track_caller]
     pub fn wait_while_for(
         &mut self,
-        mut condition: impl FnMut(&mut T) -> bool,
+        condition: impl FnMut(&mut T) -> bool,
         timeout: Duration,
     ) -> WaitTimeoutResult {
-        let deadline = sys::get().now().checked_add(timeout);
-        while condition(self) {
-            let timed_out = match deadline {
-                Some(deadline) => self.wait_until(deadline).timed_out(),
-                None => {
-                    self.wait();
-                    false
-                }
-            };
-            if timed_out {
-                return WaitTimeoutResult(condition(self));
-            }
-        }
-        WaitTimeoutResult(false)
+        wait_while_until(self, WaitSet::Monitor, condition, deadline_after(timeout))
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
+    #[track_caller]
+    pub fn wait_while_until(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, condition, Some(deadline))
     }
 
     /// Marks the thread that has waited longest as notified; `false` if none
@@ -281,6 +284,20 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// Marks every waiting thread as notified; returns how many.
     pub fn notify_all(&self) -> usize {
         self.monitor.notify_all()
+    }
+}
+
+impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {}
+
+impl<T: ?Sized> AsMonitorGuard for SynchronizedGuard<'_, T> {
+    type Target = T;
+
+    fn __monitor_guard(&self) -> &MonitorGuard<'_> {
+        &self.monitor
+    }
+
+    fn __target(&mut self) -> &mut T {
+        self
     }
 }
 

@@ -69,5 +69,50 @@ fn counters_follow_the_operations() {
     assert_eq!(contended.blocking_enters, 1, "{contended:?}");
     assert!(contended.extra_fast_misses >= 2, "{contended:?}");
     assert!(stats::snapshot().lock_records_allocated >= 8);
+
+    // A bounded buffer with one condition per kind of waiter: no waiter
+    // ever wakes to find its condition still false.
+    let before = stats::snapshot();
+    let moved = bounded_buffer_with_two_conditions(2, 20_000);
+    let buffer = stats::snapshot().since(&before);
+    assert_eq!(moved, 2 * 20_000);
+    assert_eq!(buffer.futile_wakeups, 0, "{buffer:?}");
     println!("{}", stats::snapshot());
+}
+
+/// Moves `items` items per pair through a buffer of 4 slots with `pairs`
+/// producers and consumers, waiting on `not_full` and `not_empty`; returns
+/// the items consumed.
+fn bounded_buffer_with_two_conditions(pairs: usize, items: usize) -> usize {
+    use metalock::{Condition, Synchronized};
+    use std::collections::VecDeque;
+
+    let queue = Synchronized::new(VecDeque::new());
+    let (not_full, not_empty) = (Condition::new(), Condition::new());
+    std::thread::scope(|s| {
+        for _ in 0..pairs {
+            s.spawn(|| {
+                for i in 0..items {
+                    let mut q = queue.lock();
+                    not_full.wait_while(&mut q, |q| q.len() == 4);
+                    q.push_back(i);
+                    not_empty.notify_one();
+                }
+            });
+        }
+        let consumers: Vec<_> = (0..pairs)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..items {
+                        let mut q = queue.lock();
+                        not_empty.wait_while(&mut q, |q| q.is_empty());
+                        q.pop_front().unwrap();
+                        not_full.notify_one();
+                    }
+                    items
+                })
+            })
+            .collect();
+        consumers.into_iter().map(|c| c.join().unwrap()).sum()
+    })
 }

@@ -29,6 +29,11 @@ impl Word {
     }
 
     #[inline(always)]
+    pub(crate) fn store(&self, bits: usize, order: Ordering) {
+        self.0.store(bits, order)
+    }
+
+    #[inline(always)]
     pub(crate) fn swap(&self, bits: usize, order: Ordering) -> usize {
         self.0.swap(bits, order)
     }

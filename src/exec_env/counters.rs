@@ -17,6 +17,8 @@ pub(crate) struct ThreadStats {
     pub(crate) waits: AtomicUsize,
     pub(crate) notifies: AtomicUsize,
     pub(crate) hand_overs: AtomicUsize,
+    pub(crate) futile_wakeups: AtomicUsize,
+    pub(crate) wake_to_block: AtomicUsize,
     pub(crate) lock_records_allocated: AtomicUsize,
 }
 
@@ -31,6 +33,8 @@ impl ThreadStats {
             waits: AtomicUsize::new(0),
             notifies: AtomicUsize::new(0),
             hand_overs: AtomicUsize::new(0),
+            futile_wakeups: AtomicUsize::new(0),
+            wake_to_block: AtomicUsize::new(0),
             lock_records_allocated: AtomicUsize::new(0),
         }
     }

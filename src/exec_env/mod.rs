@@ -58,6 +58,13 @@ pub(crate) use global::all_envs;
 #[cfg(feature = "__test-hooks")]
 pub use global::exec_envs_allocated;
 
+/// Whether the calling thread has an execution environment bound. Not part
+/// of the API.
+#[cfg(feature = "__test-hooks")]
+pub fn thread_has_exec_env() -> bool {
+    ExecEnv::current_if_bound().is_some()
+}
+
 /// `monitor_signal`: nothing since the thread last queued.
 pub(crate) const SIGNAL_NONE: usize = 0;
 /// `monitor_signal`: an exit took the thread's record out of the queue and

@@ -308,6 +308,7 @@ impl MultiUseWord {
                         times: passed_over.times.saturating_add(1),
                     });
                 }
+                count!(ee, wake_to_block);
                 hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
             }
             count!(ee, blocking_enters);

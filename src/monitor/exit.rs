@@ -6,7 +6,7 @@ use core::ptr;
 use super::EXTRA_FAST;
 #[cfg(not(metalock_swap_only))]
 use super::locked_bits;
-use super::queue::{make_heir, passed_over_too_long, take_first_contender};
+use super::queue::{first_entrants, make_heir, note_overtaken, passed_over_too_long, take_out_of};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::{MetaLock, hooks};
@@ -86,25 +86,8 @@ impl MultiUseWord {
                 held.release(bits);
                 return;
             }
-            let mut rest = record.queue();
-            match take_first_contender(&mut rest) {
-                Some(heir) if passed_over_too_long(heir) => {
-                    let waiting = bits & WAITING_SUMMARY;
-                    let bits = make_heir(heir, rest, record.displaced(), waiting);
-                    count!(ee, hand_overs);
-                    release_and_signal(held, bits, heir, SIGNAL_HANDED_OVER);
-                }
-                invited => {
-                    let release = match rest.as_ref() {
-                        None => record.displaced(),
-                        Some(head) => {
-                            head.set_displaced(record.displaced());
-                            rest as usize | WAITERS | (bits & WAITING_SUMMARY)
-                        }
-                    };
-                    release_and_invite(held, release, invited);
-                }
-            }
+            let waiting = bits & WAITING_SUMMARY;
+            release_to_queue(held, record.queue(), record.displaced(), waiting);
             if ee.recycle_lock_record(record) {
                 ee.release_detached();
             }
@@ -112,32 +95,73 @@ impl MultiUseWord {
     }
 }
 
-/// monitorExitSlow (Fig. 7, right): releases the meta-lock with
-/// `release_bits` and wakes `invited`, a thread whose record the caller
-/// took out of the queue, to re-contend. Unlike the paper, the invited
-/// thread leaves the queue at once: while it wakes up, the queue may be
-/// empty and the object back to NEUTRAL, so other threads keep the
-/// extra-fast path instead of queueing behind a thread that is not running
-/// yet.
-pub(super) fn release_and_invite(
+/// monitorExitSlow (Fig. 7, right): releases a monitor that nobody will own
+/// any more but a thread of `queue` (the queue left behind, head first,
+/// `null` if none), whose payload is `displaced` and whose waiting summary
+/// is `waiting`, and releases the meta-lock.
+///
+/// Among the records that wait to enter:
+/// - a contender passed over too long (eventual fairness) is handed the
+///   monitor;
+/// - else a notified waiter is handed the monitor: it wakes owning it, never
+///   only to block again, and before the contenders, so that the state its
+///   notifier just made true is still true when it runs. A contender it
+///   overtakes counts that as being passed over;
+/// - else the first contender is invited to re-contend with newcomers
+///   (renouncement). Unlike the paper, the invited thread leaves the queue
+///   at once: while it wakes up, the queue may be empty and the object back
+///   to NEUTRAL, so other threads keep the extra-fast path instead of
+///   queueing behind a thread that is not running yet.
+///
+/// # Safety
+/// `held` is the meta-lock of the word whose queue `queue` is.
+pub(super) unsafe fn release_to_queue(
     held: MetaLock<'_>,
-    release_bits: usize,
-    invited: Option<&LockRecord>,
+    queue: *mut LockRecord,
+    displaced: usize,
+    waiting: usize,
 ) {
-    match invited {
-        Some(invited) => release_and_signal(held, release_bits, invited, SIGNAL_INVITED),
-        None => held.release(release_bits),
+    let mut rest = queue;
+    // SAFETY: we hold the meta-lock of the queue's word (caller's contract).
+    unsafe {
+        let (notified, contender) = first_entrants(rest);
+        let heir = match (notified, contender) {
+            (_, Some(contender)) if passed_over_too_long(contender) => Some(contender),
+            (Some(notified), contender) => {
+                if let Some(contender) = contender {
+                    note_overtaken(contender);
+                }
+                Some(notified)
+            }
+            _ => None,
+        };
+        if let Some(heir) = heir {
+            take_out_of(&mut rest, heir);
+            let bits = make_heir(heir, rest, displaced, waiting);
+            count!(held.ee(), hand_overs);
+            release_and_signal(held, bits, heir, SIGNAL_HANDED_OVER);
+            return;
+        }
+        if let Some(invited) = contender {
+            take_out_of(&mut rest, invited);
+        }
+        let bits = match rest.as_ref() {
+            None => displaced,
+            Some(head) => {
+                head.set_displaced(displaced);
+                rest as usize | WAITERS | waiting
+            }
+        };
+        match contender {
+            Some(invited) => release_and_signal(held, bits, invited, SIGNAL_INVITED),
+            None => held.release(bits),
+        }
     }
 }
 
 /// Gives `signal` to the thread of `record`, releases the meta-lock with
 /// `release_bits`, then wakes that thread.
-pub(super) fn release_and_signal(
-    held: MetaLock<'_>,
-    release_bits: usize,
-    record: &LockRecord,
-    signal: usize,
-) {
+fn release_and_signal(held: MetaLock<'_>, release_bits: usize, record: &LockRecord, signal: usize) {
     // SAFETY: a queued record's owner is a live EE.
     let target = unsafe { ExecEnv::of_owner(record.owner()) };
     // Release pairs with the Acquire loads in `await_invitation` and `wait`.

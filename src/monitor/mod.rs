@@ -42,10 +42,14 @@
 //! (`SpinWait`) before queueing behind an owner nobody else waits for, and
 //! again after an invitation; they do not spin once queued.
 
+mod condition;
 mod enter;
 mod exit;
 mod queue;
 mod wait;
+
+pub(crate) use condition::ConditionWord;
+pub(crate) use wait::WaitSet;
 
 use core::time::Duration;
 

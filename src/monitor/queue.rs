@@ -5,7 +5,7 @@
 use core::ptr;
 
 use super::{FAIR_AFTER, locked_bits};
-use crate::lock_record::{LockRecord, PassedOver, record_of};
+use crate::lock_record::{LockRecord, NOT_WAITING, NOTIFIED, PassedOver, record_of};
 use crate::sys;
 use crate::word::{QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, state};
 
@@ -48,34 +48,127 @@ unsafe fn unlink_from_queue(head: *mut LockRecord, record: &LockRecord) {
     }
 }
 
-/// wakeupEE: takes the first record of the chain starting at `*first` that
-/// waits to enter (rather than for a notification) out of the chain, and
-/// returns it; `*first` becomes the chain's new start.
+/// The first notified waiter and the first contender of the chain starting
+/// at `first`: the candidates an exit chooses from.
 ///
 /// # Safety
 /// As for [`append_to_queue`].
-pub(super) unsafe fn take_first_contender(
-    first: &mut *mut LockRecord,
-) -> Option<&'static LockRecord> {
-    let mut prev: Option<&LockRecord> = None;
-    let mut q = *first;
+pub(super) unsafe fn first_entrants(
+    first: *mut LockRecord,
+) -> (Option<&'static LockRecord>, Option<&'static LockRecord>) {
+    let (mut notified, mut contender) = (None, None);
+    let mut q = first;
     // SAFETY: caller's contract; records live forever.
     unsafe {
         while let Some(r) = q.as_ref() {
-            if !r.waiting_for_notify() {
-                let next = r.queue();
-                match prev {
-                    None => *first = next,
-                    Some(p) => p.set_queue(next),
-                }
-                r.set_queue(ptr::null_mut());
-                return Some(r);
+            match r.wait_state() {
+                NOTIFIED if notified.is_none() => notified = Some(r),
+                NOT_WAITING if contender.is_none() => contender = Some(r),
+                _ => {}
             }
-            prev = Some(r);
+            if notified.is_some() && contender.is_some() {
+                break;
+            }
             q = r.queue();
         }
     }
-    None
+    (notified, contender)
+}
+
+/// Takes `record` out of the chain starting at `*first`; `*first` becomes
+/// the chain's new start.
+///
+/// # Safety
+/// As for [`append_to_queue`]; `record` is in the chain.
+pub(super) unsafe fn take_out_of(first: &mut *mut LockRecord, record: &LockRecord) {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ptr::eq(*first, record) {
+            *first = record.queue();
+        } else {
+            unlink_from_queue(*first, record);
+        }
+        record.set_queue(ptr::null_mut());
+    }
+}
+
+/// Counts, for a contender that an exit passes by in favour of a notified
+/// waiter, one more time it was passed over (see `passed_over_too_long`).
+///
+/// # Safety
+/// As for [`passed_over_too_long`].
+pub(super) unsafe fn note_overtaken(contender: &LockRecord) {
+    // SAFETY: caller's contract (the record's invariant).
+    unsafe {
+        let passed_over = contender.passed_over();
+        contender.set_passed_over(PassedOver {
+            since: passed_over.since.or_else(|| Some(sys::get().now())),
+            times: passed_over.times.saturating_add(1),
+        });
+    }
+}
+
+/// Marks as notified the records of the chain starting at `first` that wait
+/// on `wait_set` (`WAITING`, or a condition's address): the one that has
+/// waited longest, or all of them. Returns how many it marked and how many
+/// still wait on `wait_set`.
+///
+/// Waiters sit in a queue newest first (a thread that waits keeps its record
+/// in front, and the next owner's goes before it), so the last one has
+/// waited longest: `notify_one` marks it, so that new waiters cannot starve
+/// it. That walks the whole queue, which is no longer than the number of
+/// threads.
+///
+/// # Safety
+/// As for [`append_to_queue`].
+pub(super) unsafe fn mark_notified(
+    first: *mut LockRecord,
+    wait_set: usize,
+    all: bool,
+) -> (usize, usize) {
+    let mut oldest = None;
+    let mut waiting = 0;
+    let mut marked = 0;
+    // SAFETY: caller's contract; records live forever.
+    unsafe {
+        let mut q = first;
+        while let Some(r) = q.as_ref() {
+            if r.wait_state() == wait_set {
+                waiting += 1;
+                if all {
+                    r.set_wait_state(NOTIFIED);
+                    marked += 1;
+                } else {
+                    oldest = Some(r);
+                }
+            }
+            q = r.queue();
+        }
+        if let Some(r) = oldest {
+            r.set_wait_state(NOTIFIED);
+            marked = 1;
+        }
+    }
+    (marked, waiting - marked)
+}
+
+/// Whether some record of the chain starting at `first` waits on
+/// `wait_set`.
+///
+/// # Safety
+/// As for [`append_to_queue`].
+pub(super) unsafe fn has_waiters(first: *mut LockRecord, wait_set: usize) -> bool {
+    let mut q = first;
+    // SAFETY: caller's contract; records live forever.
+    unsafe {
+        while let Some(r) = q.as_ref() {
+            if r.wait_state() == wait_set {
+                return true;
+            }
+            q = r.queue();
+        }
+    }
+    false
 }
 
 /// Whether `record`, a contender just taken out of a queue, has lost the
@@ -97,10 +190,9 @@ pub(super) unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
     }
 }
 
-/// Makes `heir`, a contender taken out of the queue, the owner of a monitor
-/// whose exiting owner displaced `displaced`, with `rest` queued behind it;
-/// returns the word's new value. `waiting` is the `WAITING_SUMMARY` of
-/// `rest`.
+/// Makes `heir`, an entrant taken out of the queue, the owner of a monitor
+/// whose payload `displaced` is, with `rest` queued behind it; returns the
+/// word's new value. `waiting` is the `WAITING_SUMMARY` of `rest`.
 ///
 /// # Safety
 /// As for [`passed_over_too_long`]; `rest` is the rest of that queue.
@@ -114,6 +206,7 @@ pub(super) unsafe fn make_heir(
     unsafe {
         heir.set_queue(rest);
         heir.set_displaced(displaced);
+        heir.set_wait_state(NOT_WAITING);
         heir.set_passed_over(PassedOver::default());
     }
     let summaries = if rest.is_null() {

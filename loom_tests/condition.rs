@@ -1,0 +1,191 @@
+#![cfg(loom)]
+//! Loom models of conditions (`metalock::Condition`): a notify on one
+//! condition never reaches another's waiter, a notify racing a waiter whose
+//! time runs out is delivered exactly when it says so (with and without the
+//! notifier holding the monitor), and a bounded buffer with two conditions,
+//! two producers and two consumers neither loses an item nor hangs.
+//!
+//! Under loom a timed park never blocks: it reports a timeout unless the
+//! thread was already unparked, so a timed wait may time out at any point.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_condition`
+
+use std::time::Duration;
+
+use loom::model::Builder;
+use loom::sync::Arc;
+use loom::thread;
+use metalock::{Condition, Synchronized};
+
+/// A builder for the models: `LOOM_MAX_PREEMPTIONS` if set, else `bound`.
+fn builder(bound: usize) -> Builder {
+    let mut builder = Builder::new();
+    builder.preemption_bound = builder.preemption_bound.or(Some(bound));
+    if cfg!(metalock_swap_only) {
+        // Every retry of the test-and-set meta-lock adds branches.
+        builder.max_branches = 10_000;
+    }
+    builder
+}
+
+/// Runs `model` and prints how many executions loom explored.
+fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&executions);
+    let bound = builder.preemption_bound;
+    builder.check(move || {
+        count.fetch_add(1, Ordering::Relaxed);
+        model();
+    });
+    println!(
+        "{name}: {} executions (preemption bound {bound:?})",
+        executions.load(Ordering::Relaxed)
+    );
+}
+
+/// A value and two conditions on its monitor.
+struct Shared {
+    value: Synchronized<usize>,
+    a: Condition,
+    b: Condition,
+}
+
+fn shared() -> Arc<Shared> {
+    Arc::new(Shared {
+        value: Synchronized::new(0),
+        a: Condition::new(),
+        b: Condition::new(),
+    })
+}
+
+#[test]
+fn notify_on_b_does_not_wake_a_waiter_on_a() {
+    // A waiter on A (timed) and one on B (untimed, waiting for the value to
+    // change); the notifier changes the value and notifies B only. B's
+    // waiter must return; A's must time out, never notified.
+    explore(
+        "notify_on_b_does_not_wake_a_waiter_on_a",
+        builder(3),
+        || {
+            let shared = shared();
+            let on_a = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.value.lock();
+                    shared.a.wait_for(&mut g, Duration::from_secs(1))
+                })
+            };
+            let on_b = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.value.lock();
+                    shared.b.wait_while(&mut g, |v| *v == 0);
+                })
+            };
+            {
+                let mut g = shared.value.lock();
+                *g = 1;
+                shared.b.notify_one();
+            }
+            on_b.join().unwrap();
+            let a = on_a.join().unwrap();
+            assert!(a.timed_out(), "a notify on B woke the waiter on A");
+            assert!(!shared.value.is_locked());
+        },
+    );
+}
+
+/// A waiter whose time may run out at any point against a notify_one that
+/// holds the monitor or not: the waiter reports "notified" exactly when the
+/// notify says it reached a waiter.
+fn timed_waiter_races_notify(holding: bool) {
+    let shared = shared();
+    let waiter = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            let mut g = shared.value.lock();
+            let result = shared.a.wait_for(&mut g, Duration::from_secs(1));
+            *g += 1;
+            !result.timed_out()
+        })
+    };
+    let marked = if holding {
+        let _g = shared.value.lock();
+        shared.a.notify_one()
+    } else {
+        shared.a.notify_one()
+    };
+    let notified = waiter.join().unwrap();
+    assert_eq!(
+        notified, marked,
+        "notified = {notified}, notify_one = {marked}"
+    );
+    assert_eq!(*shared.value.lock(), 1);
+}
+
+#[test]
+fn notify_holding_the_monitor_races_a_timed_out_waiter() {
+    explore(
+        "notify_holding_the_monitor_races_a_timed_out_waiter",
+        builder(3),
+        || timed_waiter_races_notify(true),
+    );
+}
+
+#[test]
+fn notify_without_the_monitor_races_a_timed_out_waiter() {
+    explore(
+        "notify_without_the_monitor_races_a_timed_out_waiter",
+        builder(3),
+        || timed_waiter_races_notify(false),
+    );
+}
+
+#[test]
+fn two_conditions_two_producers_two_consumers() {
+    // A buffer of one slot; two producers put one item each, two consumers
+    // take one each, waiting on `not_full` and `not_empty` with notify_one.
+    // A lost or misdirected notification hangs a thread (loom reports the
+    // deadlock); every item is taken exactly once.
+    explore(
+        "two_conditions_two_producers_two_consumers",
+        builder(2),
+        || {
+            let shared = Arc::new(Shared {
+                value: Synchronized::new(0),
+                a: Condition::new(), // not_full
+                b: Condition::new(), // not_empty
+            });
+            let put = |shared: &Shared, item: usize| {
+                let mut slot = shared.value.lock();
+                shared.a.wait_while(&mut slot, |slot| *slot != 0);
+                *slot = item;
+                shared.b.notify_one();
+            };
+            let take = |shared: &Shared| {
+                let mut slot = shared.value.lock();
+                shared.b.wait_while(&mut slot, |slot| *slot == 0);
+                let item = std::mem::take(&mut *slot);
+                shared.a.notify_one();
+                item
+            };
+            let producer = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || put(&shared, 1))
+            };
+            let consumers: Vec<_> = (0..2)
+                .map(|_| {
+                    let shared = Arc::clone(&shared);
+                    thread::spawn(move || take(&shared))
+                })
+                .collect();
+            put(&shared, 2);
+            producer.join().unwrap();
+            let mut items: Vec<usize> = consumers.into_iter().map(|c| c.join().unwrap()).collect();
+            items.sort_unstable();
+            assert_eq!(items, [1, 2]);
+        },
+    );
+}
