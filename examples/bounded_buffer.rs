@@ -1,10 +1,13 @@
-//! A bounded buffer shared by several producers and consumers, coordinated
-//! with one monitor's `wait` and `notify_all`, the classic Java exercise.
+//! A bounded buffer shared by several producers and consumers, the classic
+//! Java exercise, with one condition per kind of waiter.
 //!
-//! Every item goes through a `Synchronized<VecDeque<u64>>`: producers wait
-//! while it is full, consumers while it is empty, and each change wakes the
-//! other side. At the end the sum of the items consumed must equal the sum
-//! of the items produced.
+//! Every item goes through a `Synchronized<VecDeque<u64>>`: producers wait on
+//! `not_full` while it is full, consumers on `not_empty` while it is empty,
+//! and each change notifies one thread of the other side with `notify_one`.
+//! A notified waiter is handed the monitor, so it never wakes to find its
+//! condition false again: the example counts such futile wake-ups (0). At
+//! the end the sum of the items consumed must equal the sum of the items
+//! produced.
 //!
 //! Run it with:
 //!
@@ -15,7 +18,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use metalock::Synchronized;
+use metalock::{Condition, Synchronized};
 
 const PRODUCERS: u64 = 4;
 const CONSUMERS: u64 = 4;
@@ -26,7 +29,36 @@ const ITEMS_PER_PRODUCER: u64 = 250_000;
 /// and `take` while it is empty.
 struct BoundedBuffer<T> {
     items: Synchronized<VecDeque<T>>,
+    not_full: Condition,
+    not_empty: Condition,
     capacity: usize,
+}
+
+/// How often a `put` or `take` waited, and how many of its wake-ups found
+/// the condition still false (futile).
+#[derive(Default, Clone, Copy)]
+struct Waits {
+    waits: u64,
+    futile: u64,
+}
+
+impl Waits {
+    /// From the number of times a `wait_while` condition ran: once, then
+    /// once more after every wake-up.
+    fn from_checks(checks: u64) -> Self {
+        let wakeups = checks - 1;
+        Self {
+            waits: u64::from(wakeups > 0),
+            futile: wakeups.saturating_sub(1),
+        }
+    }
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            waits: self.waits + other.waits,
+            futile: self.futile + other.futile,
+        }
+    }
 }
 
 impl<T> BoundedBuffer<T> {
@@ -34,45 +66,39 @@ impl<T> BoundedBuffer<T> {
         assert!(capacity > 0, "a buffer of capacity 0 would block forever");
         Self {
             items: Synchronized::new(VecDeque::with_capacity(capacity)),
+            not_full: Condition::new(),
+            not_empty: Condition::new(),
             capacity,
         }
     }
 
-    /// Appends `item`, waiting for room. Returns how many times it had to
-    /// wait.
-    fn put(&self, item: T) -> u64 {
+    /// Appends `item`, waiting for room.
+    fn put(&self, item: T) -> Waits {
         let mut items = self.items.lock();
-        // The condition runs once, then once more after every wake-up, so
-        // the wake-ups are the calls after the first.
         let mut checks = 0;
-        items.wait_while(|items| {
+        self.not_full.wait_while(&mut items, |items| {
             checks += 1;
             items.len() == self.capacity
         });
         items.push_back(item);
-        // One monitor serves both conditions (not full, not empty), so a
-        // notify_one could wake a producer when only a consumer can proceed
-        // and the wake-up would be lost: wake everybody and let them
-        // re-check.
-        items.notify_all();
-        checks - 1
+        // Only a consumer can use the new item: wake one, if one waits.
+        self.not_empty.notify_one();
+        Waits::from_checks(checks)
     }
 
-    /// Removes the oldest item, waiting for one. Returns it and how many
-    /// times it had to wait.
-    fn take(&self) -> (T, u64) {
+    /// Removes the oldest item, waiting for one.
+    fn take(&self) -> (T, Waits) {
         let mut items = self.items.lock();
         let mut checks = 0;
-        items.wait_while(|items| {
+        self.not_empty.wait_while(&mut items, |items| {
             checks += 1;
             items.is_empty()
         });
         let item = items
             .pop_front()
             .expect("wait_while returned, so the buffer is not empty");
-        // See `put`.
-        items.notify_all();
-        (item, checks - 1)
+        self.not_full.notify_one();
+        (item, Waits::from_checks(checks))
     }
 }
 
@@ -94,13 +120,13 @@ fn main() {
             .map(|p| {
                 let buffer = &buffer;
                 s.spawn(move || {
-                    let (mut sum, mut waits) = (0_u64, 0_u64);
+                    let (mut sum, mut waits) = (0_u64, Waits::default());
                     for i in 0..ITEMS_PER_PRODUCER {
                         // Distinct values per producer, so a duplicated or
                         // lost item shows in the checksum.
                         let item = p * ITEMS_PER_PRODUCER + i + 1;
                         sum += item;
-                        waits += buffer.put(item);
+                        waits = waits.add(buffer.put(item));
                     }
                     (sum, waits)
                 })
@@ -110,21 +136,23 @@ fn main() {
             .map(|_| {
                 let buffer = &buffer;
                 s.spawn(move || {
-                    let (mut sum, mut waits) = (0_u64, 0_u64);
+                    let (mut sum, mut waits) = (0_u64, Waits::default());
                     for _ in 0..share {
                         let (item, w) = buffer.take();
                         sum += item;
-                        waits += w;
+                        waits = waits.add(w);
                     }
                     (sum, waits)
                 })
             })
             .collect();
-        let join = |handles: Vec<std::thread::ScopedJoinHandle<'_, (u64, u64)>>| {
+        let join = |handles: Vec<std::thread::ScopedJoinHandle<'_, (u64, Waits)>>| {
             handles
                 .into_iter()
                 .map(|h| h.join().expect("a worker thread panicked"))
-                .fold((0, 0), |(sum, waits), (s, w)| (sum + s, waits + w))
+                .fold((0, Waits::default()), |(sum, waits), (s, w)| {
+                    (sum + s, waits.add(w))
+                })
         };
         let (produced, producer_waits) = join(producers);
         let (consumed, consumer_waits) = join(consumers);
@@ -144,14 +172,21 @@ fn main() {
         "every item produced was consumed"
     );
 
-    println!("bounded buffer: one Synchronized<VecDeque<u64>>, wait_while + notify_all");
+    println!(
+        "bounded buffer: one Synchronized<VecDeque<u64>>, conditions not_full and not_empty, notify_one"
+    );
     println!(
         "  {PRODUCERS} producers x {ITEMS_PER_PRODUCER} items -> buffer of capacity {CAPACITY} -> {CONSUMERS} consumers x {share} items"
     );
     println!("  items moved:        {total_items}");
     println!("  checksum:           produced {produced} = consumed {consumed} (verified)");
     println!(
-        "  waits:              producers on a full buffer {producer_waits}, consumers on an empty one {consumer_waits}"
+        "  waits:              producers on a full buffer {}, consumers on an empty one {}",
+        producer_waits.waits, consumer_waits.waits
+    );
+    println!(
+        "  futile wake-ups:    {} (a wake-up that found its condition still false)",
+        producer_waits.futile + consumer_waits.futile
     );
     println!(
         "  elapsed:            {:.3} s ({:.0} items/s)",

@@ -12,17 +12,12 @@ use crate::sys::Instant;
 use crate::word::POINTER_MASK;
 
 /// `LockRecord::wait_state`: the record owns the monitor or waits to enter
-/// it.
+/// it as a contender.
 pub(crate) const NOT_WAITING: usize = 0;
-/// `LockRecord::wait_state`: a waiter that was notified. It waits to enter
-/// like a contender, but the exit that reaches it hands it the monitor
-/// instead of inviting it to re-contend: a notified waiter wakes only to
-/// run.
+/// `LockRecord::wait_state`: a waiter that was notified, now in the
+/// monitor's queue to enter. Any value above it is the address of the word
+/// or condition (at least 4-aligned) whose wait set the record waits in.
 pub(crate) const NOTIFIED: usize = 1;
-/// `LockRecord::wait_state`: waiting for a notification on the monitor's own
-/// wait set. Any other value above it is the address of the condition
-/// (`monitor::ConditionWord`, at least 4-aligned) the record waits on.
-pub(crate) const WAITING: usize = 2;
 
 /// One thread's participation in one object's synchronization.
 ///
@@ -39,9 +34,11 @@ pub(crate) const WAITING: usize = 2;
 ///   it through a word it loaded with Acquire sees the owner that installed
 ///   the record there, or a later one that is not the reader;
 /// - `count` and `free_next` are touched only by the owner's thread;
-/// - `queue` and `wait_state` are touched only under the meta-lock of the
-///   object whose queue holds the record, or by the owner while the record
-///   is in no queue;
+/// - `queue` links the record in an object's queue of threads waiting to
+///   enter, or in the list of a wait table's stripe while the record waits
+///   for a notification; it and `wait_state` are touched only under the
+///   meta-lock of that object, or the lock of that stripe, or by the owner
+///   while the record is in neither;
 /// - `passed_over` is touched under that meta-lock while the record is in a
 ///   queue, or has just been taken out of it by an exit that still holds the
 ///   meta-lock and has not yet signalled the owner; otherwise only by the
@@ -61,7 +58,8 @@ pub(crate) struct LockRecord {
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
-    /// `NOT_WAITING`, `NOTIFIED`, `WAITING`, or a condition's address.
+    /// `NOT_WAITING`, `NOTIFIED`, or the address of the word or condition
+    /// the record waits on.
     wait_state: UnsafeCell<usize>,
     /// How a contender has fared after invitations in its current enter.
     passed_over: UnsafeCell<PassedOver>,
@@ -76,9 +74,15 @@ pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
     (bits & POINTER_MASK) as *mut LockRecord
 }
 
+/// `PassedOver::times` of a notified waiter that was woken to re-contend and
+/// lost the monitor: the next exit hands it the monitor, so that a notified
+/// waiter blocks again at most once.
+pub(crate) const HAND_OVER_NEXT: u32 = u32::MAX;
+
 /// How often, and since when, a thread invited to re-contend for a monitor
-/// lost it to another thread, during one enter (the eventual-fairness
-/// bookkeeping of `monitor`). The preset, `default()`, is never.
+/// lost it to another thread, or was overtaken by notified waiters, during
+/// one enter (the eventual-fairness bookkeeping of `monitor`). The preset,
+/// `default()`, is never.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PassedOver {
     /// The first such loss.

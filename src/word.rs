@@ -13,10 +13,10 @@ pub(crate) const STATE_MASK: usize = 0b11;
 /// Nobody synchronizes on the object; the high bits are the user's payload.
 pub(crate) const NEUTRAL: usize = 0b00;
 /// A thread holds the monitor; the high bits point at its lock record, the
-/// first of the object's queue.
+/// first of the object's queue of threads waiting to enter.
 pub(crate) const LOCKED: usize = 0b01;
-/// Nobody holds the monitor but threads are queued (to enter, or waiting for
-/// a notification); the high bits point at the first lock record.
+/// Nobody holds the monitor but threads are queued to enter (one of them
+/// invited, on its way); the high bits point at the first lock record.
 pub(crate) const WAITERS: usize = 0b10;
 /// The meta-lock is held; the high bits are the execution environment of the
 /// thread that swapped last.
@@ -26,15 +26,8 @@ pub(crate) const BUSY: usize = 0b11;
 /// meta-lock. Clear means neither happened since the monitor was entered
 /// (paper 000, section 5.2).
 pub(crate) const QUEUE_SUMMARY: usize = 0b100;
-/// In LOCKED and WAITERS: set whenever the queue holds a record waiting for
-/// a notification (it may stay set after the last such record leaves), and
-/// in LOCKED it then comes with [`QUEUE_SUMMARY`]. Only the owner starts
-/// waiting, so no waiter can join while a thread owns the monitor: an owner
-/// that sees the bit clear knows, without the meta-lock, that a notify has
-/// nobody to mark.
-pub(crate) const WAITING_SUMMARY: usize = 0b1000;
 /// The pointer bits of LOCKED, WAITERS and BUSY words: whatever they point
-/// at is aligned to at least 16 bytes.
+/// at is aligned to at least 16 bytes (bit 3 is unused).
 pub(crate) const POINTER_MASK: usize = !0b1111;
 /// Where the payload starts in a NEUTRAL word.
 const PAYLOAD_SHIFT: u32 = 3;
@@ -69,8 +62,8 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 /// | low bits | state | the other bits |
 /// |---|---|---|
 /// | `00` | NEUTRAL | the payload, shifted left by 3 |
-/// | `01` | LOCKED | the owner's lock record (bit 2: queue summary, bit 3: waiting summary) |
-/// | `10` | WAITERS | the first queued lock record (bit 3: waiting summary) |
+/// | `01` | LOCKED | the owner's lock record (bit 2: queue summary) |
+/// | `10` | WAITERS | the first lock record queued to enter |
 /// | `11` | BUSY | the execution environment that swapped last |
 ///
 /// A type that embeds a word and hashes by its payload trips clippy's

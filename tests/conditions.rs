@@ -3,8 +3,8 @@
 //! - a wait releases every level of the monitor and restores the depth;
 //! - a notify reaches only its condition's waiters, the longest-waiting
 //!   first, with or without the notifier holding the monitor;
-//! - a notified waiter is handed the monitor (it never wakes only to block
-//!   again), also when other threads barge in;
+//! - a notified waiter comes back owning the monitor at its depth, also when
+//!   other threads barge in;
 //! - no notify is lost, also racing timeouts: the waiters a notify says it
 //!   marked are exactly those that return notified;
 //! - one condition used with two monitors at once is a clear panic;
@@ -202,11 +202,11 @@ fn notify_without_holding_the_monitor() {
     }
 }
 
-/// Notified waiters are handed the monitor: with threads barging in all
-/// along, every wait returns owning the monitor, and each notify_all
-/// reaches exactly the waiters it counted.
+/// With threads barging in all along, every notified wait comes back owning
+/// the monitor at its depth, and each notify_all reaches exactly the
+/// waiters it counted.
 #[test]
-fn notified_waiters_are_handed_the_monitor_while_others_barge() {
+fn notified_waiters_come_back_owning_the_monitor_while_others_barge() {
     let _watchdog = Watchdog::arm(HANG);
     const WAITERS: usize = 4;
     const ROUNDS: usize = 200;

@@ -3,16 +3,30 @@
 
 use core::ptr;
 
-use super::queue::append_to_queue;
+use super::queue::{append_to_queue, insert_notified};
 use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
-use crate::lock_record::{LockRecord, PassedOver, record_of};
+use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
 use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::SpinWait;
 use crate::sys::{self, Instant};
-use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, WAITING_SUMMARY, state};
+
+/// How a thread comes to `acquire_held`.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Entry {
+    /// A newcomer.
+    Fresh,
+    /// Invited by an exit to re-contend; the time, read before the
+    /// meta-lock was taken (so that the clock is not read while others wait
+    /// for the meta-lock), counts if it loses.
+    Invited(Instant),
+    /// A notified waiter woken to re-contend: it queues ahead of the
+    /// contenders if it loses, and is handed the monitor next.
+    Notified,
+}
+use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
 
 impl MultiUseWord {
     /// Enters the monitor, blocking while another thread owns it;
@@ -58,7 +72,7 @@ impl MultiUseWord {
             // reading the record the word points at, then its owner.
             // SAFETY: `ee` is the calling thread's EE.
             let last = unsafe { ee.last_taken_lock_record() };
-            let mine = if bits & !(QUEUE_SUMMARY | WAITING_SUMMARY) == last as usize | LOCKED {
+            let mine = if bits & !QUEUE_SUMMARY == last as usize | LOCKED {
                 last
             } else if owner_is(bits, ee) {
                 record_of(bits)
@@ -157,14 +171,15 @@ impl MultiUseWord {
     }
 
     /// Before going through the meta-lock, spins a little (then yields a
-    /// little) while an owner that nobody queues behind holds the monitor,
-    /// in case it leaves soon: a short critical section then costs no sleep
-    /// and wake-up, and no meta-lock. Gives up at once when there is a
-    /// queue, so that a thread does not spin past threads that already
-    /// sleep. Installs `record` if given (a thread re-contending with its
-    /// own record), else a fresh one.
+    /// little) while another thread owns the monitor, in case it leaves
+    /// soon: a short critical section then costs no sleep and wake-up, and
+    /// no meta-lock. A newcomer gives up at once when there is a queue, so
+    /// that it does not spin past threads that already sleep; a thread that
+    /// an exit invited (`record` given: it re-contends with its own record)
+    /// is the first of the queue, and spins past it. Installs `record` if
+    /// given, else a fresh one.
     #[cfg(not(metalock_swap_only))]
-    fn spin_then_fused_lock(
+    pub(super) fn spin_then_fused_lock(
         &self,
         ee: &'static ExecEnv,
         record: Option<&'static LockRecord>,
@@ -195,7 +210,7 @@ impl MultiUseWord {
                     }
                 }
             } else if state(bits) != LOCKED
-                || bits & QUEUE_SUMMARY != 0
+                || (record.is_none() && bits & QUEUE_SUMMARY != 0)
                 || (might_own && owner_is(bits, ee))
             {
                 return None;
@@ -235,7 +250,7 @@ impl MultiUseWord {
         // `record` is still the head of our free list.
         unsafe {
             ee.take_lock_record(record);
-            self.acquire_held(ee, record, held, None)
+            self.acquire_held(ee, record, held, Entry::Fresh)
         }
     }
 
@@ -262,21 +277,17 @@ impl MultiUseWord {
                 record.set_queue(first);
                 record.set_displaced((*first).displaced());
             }
-            let summaries = QUEUE_SUMMARY | (bits & WAITING_SUMMARY);
-            held.release(locked_bits(record) | summaries);
+            held.release(locked_bits(record) | QUEUE_SUMMARY);
         }
     }
 
     /// Enters the monitor with `record` (ours, in no queue), starting with
     /// the meta-lock `held`. While another thread owns the monitor (Fig. 7,
     /// monitorEnterSlow), queues the record, sleeps until an exit invites
-    /// this thread (which takes the record out of the queue again), and
-    /// re-contends like a newcomer. A thread that was invited and lost
-    /// counts it in its record's `passed_over`; see `passed_over_too_long`
-    /// for when the exit that invites it next hands it the monitor instead.
-    /// `invited_at` is `Some` if the caller got here by an invitation: the
-    /// time, read before the meta-lock was taken, so that the clock is not
-    /// read while others wait for the meta-lock.
+    /// this thread (which takes the record out of the queue again) or hands
+    /// it the monitor, and re-contends like a newcomer. How it got here
+    /// decides where it queues and what a loss counts for (see
+    /// `passed_over_too_long`): `entry` says.
     ///
     /// # Safety
     /// `held` is the meta-lock of this word, which another thread may own
@@ -286,7 +297,7 @@ impl MultiUseWord {
         ee: &'static ExecEnv,
         record: &'static LockRecord,
         mut held: MetaLock<'a>,
-        mut invited_at: Option<Instant>,
+        mut entry: Entry,
     ) -> &'static LockRecord {
         loop {
             let bits = held.bits;
@@ -298,22 +309,36 @@ impl MultiUseWord {
                 }
                 return record;
             }
-            if let Some(now) = invited_at {
-                // SAFETY: the record is in no queue, and the meta-lock we
-                // hold orders this with the exits that read it once queued.
-                unsafe {
-                    let passed_over = record.passed_over();
-                    record.set_passed_over(PassedOver {
-                        since: passed_over.since.or(Some(now)),
-                        times: passed_over.times.saturating_add(1),
-                    });
+            // SAFETY: the record is in no queue, and the meta-lock we hold
+            // orders this with the exits that read it once queued; LOCKED
+            // points at the owner's record, the queue's head.
+            unsafe {
+                let owner = &*record_of(bits);
+                match entry {
+                    Entry::Fresh => append_to_queue(owner, record),
+                    Entry::Invited(now) => {
+                        let passed_over = record.passed_over();
+                        record.set_passed_over(PassedOver {
+                            since: passed_over.since.or(Some(now)),
+                            times: passed_over.times.saturating_add(1),
+                        });
+                        count!(ee, wake_to_block);
+                        hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
+                        append_to_queue(owner, record);
+                    }
+                    Entry::Notified => {
+                        // A notified waiter that lost once is handed the
+                        // monitor by the next exit that reaches it.
+                        record.set_passed_over(PassedOver {
+                            since: None,
+                            times: HAND_OVER_NEXT,
+                        });
+                        count!(ee, wake_to_block);
+                        insert_notified(owner, record);
+                    }
                 }
-                count!(ee, wake_to_block);
-                hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
             }
             count!(ee, blocking_enters);
-            // SAFETY: we hold the meta-lock; LOCKED points at the head.
-            unsafe { append_to_queue(&*record_of(bits), record) };
             // Relaxed: every earlier signal to this thread was already read
             // by it (with Acquire in `await_invitation` or `wait`, or under
             // this meta-lock), so coherence orders this reset after it, and
@@ -330,7 +355,9 @@ impl MultiUseWord {
                 unsafe { record.set_passed_over(PassedOver::default()) };
                 return record;
             }
-            invited_at = Some(sys::get().now());
+            if !matches!(entry, Entry::Notified) {
+                entry = Entry::Invited(sys::get().now());
+            }
             held = self.get_meta_lock(ee);
         }
     }

@@ -6,12 +6,13 @@ use core::ptr;
 use super::EXTRA_FAST;
 #[cfg(not(metalock_swap_only))]
 use super::locked_bits;
-use super::queue::{first_entrants, make_heir, note_overtaken, passed_over_too_long, take_out_of};
+use super::policy;
+use super::queue::{make_heir, passed_over_too_long};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
-use crate::lock_record::{LockRecord, record_of};
+use crate::lock_record::{LockRecord, NOT_WAITING, NOTIFIED, record_of};
 use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::Ordering;
-use crate::word::{LOCKED, MultiUseWord, WAITERS, WAITING_SUMMARY, state};
+use crate::word::{LOCKED, MultiUseWord, WAITERS, state};
 
 impl MultiUseWord {
     /// Leaves one level of the monitor that `record` owns.
@@ -86,8 +87,8 @@ impl MultiUseWord {
                 held.release(bits);
                 return;
             }
-            let waiting = bits & WAITING_SUMMARY;
-            release_to_queue(held, record.queue(), record.displaced(), waiting);
+            let hand_over = policy::exit_hands_over(ee);
+            release_to_queue(held, record.queue(), record.displaced(), hand_over);
             if ee.recycle_lock_record(record) {
                 ee.release_detached();
             }
@@ -96,22 +97,19 @@ impl MultiUseWord {
 }
 
 /// monitorExitSlow (Fig. 7, right): releases a monitor that nobody will own
-/// any more but a thread of `queue` (the queue left behind, head first,
-/// `null` if none), whose payload is `displaced` and whose waiting summary
-/// is `waiting`, and releases the meta-lock.
+/// any more but a thread of `queue` (the queue left behind, head first, null
+/// if none), whose payload is `displaced`, and releases the meta-lock.
 ///
-/// Among the records that wait to enter:
-/// - a contender passed over too long (eventual fairness) is handed the
-///   monitor;
-/// - else a notified waiter is handed the monitor: it wakes owning it, never
-///   only to block again, and before the contenders, so that the state its
-///   notifier just made true is still true when it runs. A contender it
-///   overtakes counts that as being passed over;
-/// - else the first contender is invited to re-contend with newcomers
-///   (renouncement). Unlike the paper, the invited thread leaves the queue
-///   at once: while it wakes up, the queue may be empty and the object back
-///   to NEUTRAL, so other threads keep the extra-fast path instead of
-///   queueing behind a thread that is not running yet.
+/// The first thread of the queue (notified waiters come before contenders)
+/// is handed the monitor if it is a notified waiter and
+/// `hand_over_notified` (see `policy`), or if it has been passed over too
+/// long (eventual fairness; a notified waiter, after losing once). Otherwise
+/// it is invited to re-contend with newcomers (renouncement): while it wakes
+/// up, the threads that are running keep the monitor busy instead of
+/// waiting for a thread that is not running yet. Unlike the paper, the
+/// invited thread leaves the queue at once: while it wakes up, the queue may
+/// be empty and the object back to NEUTRAL, so the running threads keep the
+/// extra-fast path.
 ///
 /// # Safety
 /// `held` is the meta-lock of the word whose queue `queue` is.
@@ -119,43 +117,36 @@ pub(super) unsafe fn release_to_queue(
     held: MetaLock<'_>,
     queue: *mut LockRecord,
     displaced: usize,
-    waiting: usize,
+    hand_over_notified: bool,
 ) {
-    let mut rest = queue;
     // SAFETY: we hold the meta-lock of the queue's word (caller's contract).
     unsafe {
-        let (notified, contender) = first_entrants(rest);
-        let heir = match (notified, contender) {
-            (_, Some(contender)) if passed_over_too_long(contender) => Some(contender),
-            (Some(notified), contender) => {
-                if let Some(contender) = contender {
-                    note_overtaken(contender);
-                }
-                Some(notified)
-            }
-            _ => None,
+        let Some(first) = queue.as_ref() else {
+            held.release(displaced);
+            return;
         };
-        if let Some(heir) = heir {
-            take_out_of(&mut rest, heir);
-            let bits = make_heir(heir, rest, displaced, waiting);
+        let rest = first.queue();
+        let hand_over = if first.wait_state() == NOTIFIED {
+            hand_over_notified
+        } else {
+            false
+        };
+        if hand_over || passed_over_too_long(first) {
+            let bits = make_heir(first, rest, displaced);
             count!(held.ee(), hand_overs);
-            release_and_signal(held, bits, heir, SIGNAL_HANDED_OVER);
+            release_and_signal(held, bits, first, SIGNAL_HANDED_OVER);
             return;
         }
-        if let Some(invited) = contender {
-            take_out_of(&mut rest, invited);
-        }
+        first.set_queue(ptr::null_mut());
+        first.set_wait_state(NOT_WAITING);
         let bits = match rest.as_ref() {
             None => displaced,
             Some(head) => {
                 head.set_displaced(displaced);
-                rest as usize | WAITERS | waiting
+                rest as usize | WAITERS
             }
         };
-        match contender {
-            Some(invited) => release_and_signal(held, bits, invited, SIGNAL_INVITED),
-            None => held.release(bits),
-        }
+        release_and_signal(held, bits, first, SIGNAL_INVITED);
     }
 }
 

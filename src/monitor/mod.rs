@@ -45,8 +45,10 @@
 mod condition;
 mod enter;
 mod exit;
+mod policy;
 mod queue;
 mod wait;
+mod wait_table;
 
 pub(crate) use condition::ConditionWord;
 pub(crate) use wait::WaitSet;

@@ -1,23 +1,27 @@
 //! monitorWait and notifyOneOrAll (paper 000, Fig. 8), on the monitor's own
 //! wait set or on a condition (see `condition`).
 //!
-//! A waiter's record stays in the monitor's queue, marked with the wait set
-//! it waits on. A notify marks it notified: from then on it waits to enter,
-//! and the exit that reaches it hands it the monitor (`release_to_queue`),
-//! so a notified waiter wakes owning the monitor, at its old depth, and
-//! never wakes only to block again. A waiter whose time runs out first
-//! takes its record out of the queue and enters like any contender.
+//! A waiter leaves the monitor's queue and waits in the wait table
+//! (`wait_table`), keyed by the word (the monitor's own wait set) or by the
+//! condition. A notify moves the record that has waited longest on that key
+//! into the monitor's queue, ahead of the contenders (`insert_notified`):
+//! the waiter is then one of the threads waiting to enter, and the exit that
+//! reaches it invites it to re-contend; if it loses to a thread that barged
+//! in, the next exit hands it the monitor, so a notified waiter blocks again
+//! at most once. A waiter whose time runs out first takes its record out of
+//! the wait table and enters like any contender.
 
-use super::condition::ConditionWord;
+use super::condition::{BoundElsewhere, ConditionWord};
+use super::enter::Entry;
 use super::exit::{check_owner, release_to_queue};
-use super::queue::{mark_notified, remove_from_queue};
-use super::{EXTRA_FAST, locked_bits};
-use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
-use crate::lock_record::{LockRecord, NOT_WAITING, NOTIFIED, WAITING, record_of};
-use crate::meta_lock::MetaLock;
+use super::policy;
+use super::queue::insert_notified;
+use super::wait_table::{Waiting, stripe};
+use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
+use crate::lock_record::{LockRecord, record_of};
 use crate::primitive::Ordering;
 use crate::sys::Instant;
-use crate::word::{MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITING_SUMMARY, state};
+use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, state};
 
 /// Which wait set a thread waits on.
 #[derive(Clone, Copy, Debug)]
@@ -28,41 +32,20 @@ pub(crate) enum WaitSet<'a> {
     Condition(&'a ConditionWord),
 }
 
-impl WaitSet<'_> {
-    /// What a waiting record's `wait_state` holds.
-    fn state(self) -> usize {
-        match self {
-            WaitSet::Monitor => WAITING,
-            WaitSet::Condition(condition) => condition.id(),
-        }
-    }
-
-    /// Runs `f` with the locks a change to this wait set takes before the
-    /// meta-lock: the condition's stripe, or none.
-    fn locked<R>(self, f: impl FnOnce() -> R) -> R {
-        match self {
-            WaitSet::Monitor => f(),
-            WaitSet::Condition(condition) => condition.with_stripe(f),
-        }
-    }
-}
-
 /// The panic message of a condition used with two monitors at once.
 pub(crate) const BOUND_ELSEWHERE: &str = "metalock: a Condition was waited on with a monitor \
     while other threads wait on it with another; a condition belongs to one monitor at a time";
 
-/// How a waiter whose time ran out finds its record.
-enum AfterTimeout<'a> {
-    /// Handed the monitor meanwhile: it owns it.
-    Owner,
-    /// Notified meanwhile: it waits to be handed the monitor.
-    Notified,
-    /// Still waiting: its record left the queue, and the thread holds the
-    /// meta-lock to enter like a contender.
-    TimedOut(MetaLock<'a>),
-}
-
 impl MultiUseWord {
+    /// The key of `set` in the wait table: the word's address for its own
+    /// wait set, the condition's for a condition.
+    fn wait_key(&self, set: WaitSet<'_>) -> usize {
+        match set {
+            WaitSet::Monitor => self as *const MultiUseWord as usize,
+            WaitSet::Condition(condition) => condition.id(),
+        }
+    }
+
     /// monitorWait (Fig. 8, left): releases every level of the monitor that
     /// `record` owns, waits on `set` until notified (or `deadline`), and
     /// comes back owning the monitor at the same depth. Returns whether the
@@ -84,155 +67,180 @@ impl MultiUseWord {
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, waits);
-        if set.locked(|| self.start_waiting(ee, record, set)).is_err() {
+        let key = self.wait_key(set);
+        let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {
+            if let WaitSet::Condition(condition) = set {
+                condition.bind(self)?;
+            }
+            // SAFETY: we hold the stripe; the record is ours and owns the
+            // monitor.
+            unsafe { self.start_waiting(ee, record, waiting, key) };
+            Ok(())
+        });
+        if started.is_err() {
             panic!("{BOUND_ELSEWHERE}");
         }
-        if self.sleep_until_handed_over(ee, deadline) {
-            return false;
-        }
-        let after = set.locked(|| self.leave_after_timeout(ee, record, set));
-        match after {
-            AfterTimeout::Owner => false,
-            AfterTimeout::Notified => {
-                self.sleep_until_handed_over(ee, None);
-                false
-            }
-            AfterTimeout::TimedOut(held) => {
-                // SAFETY: we hold the meta-lock; the record is ours and out
-                // of the queue.
-                unsafe { self.acquire_held(ee, record, held, None) };
-                true
-            }
-        }
-    }
-
-    /// Joins `set` and releases the monitor, under the meta-lock (and the
-    /// condition's stripe, which the caller holds); refuses a condition
-    /// bound to another monitor, releasing nothing.
-    fn start_waiting(
-        &self,
-        ee: &'static ExecEnv,
-        record: &'static LockRecord,
-        set: WaitSet<'_>,
-    ) -> Result<(), ()> {
-        let held = check_owner(self.get_meta_lock(ee), record, "wait");
-        let bits = held.bits;
-        let mut waiting = bits & WAITING_SUMMARY;
-        match set {
-            WaitSet::Monitor => waiting = WAITING_SUMMARY,
-            WaitSet::Condition(condition) => {
-                if condition.bind(self).is_err() {
-                    held.release(bits);
-                    return Err(());
+        let mut signal = self.sleep(ee, deadline);
+        if signal == SIGNAL_NONE {
+            // Time ran out: leave the wait set, unless a notify came first.
+            let left = stripe(key).with(|waiting| {
+                let left = waiting.remove(record);
+                if left && let WaitSet::Condition(condition) = set {
+                    condition.unbind_unless_waited_on(waiting);
                 }
-            }
-        }
-        // SAFETY: we hold the meta-lock and own the monitor. Our record stays
-        // at the head of the queue, keeping its count and the payload, and
-        // the rest of the queue gets the monitor.
-        unsafe {
-            record.set_wait_state(set.state());
-            // Relaxed: see `acquire_held`.
-            ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
-            let queue = record as *const LockRecord as *mut LockRecord;
-            release_to_queue(held, queue, record.displaced(), waiting);
-        }
-        Ok(())
-    }
-
-    /// Sleeps until an exit hands this thread the monitor, or `deadline`
-    /// passes; returns whether it was handed the monitor. A waiter is never
-    /// invited to re-contend: it is handed the monitor once notified.
-    fn sleep_until_handed_over(&self, ee: &ExecEnv, deadline: Option<Instant>) -> bool {
-        loop {
-            // Acquire pairs with the Release store of the exit that handed
-            // us the monitor: its changes, and those of every owner before
-            // it, are visible.
-            let signal = ee.monitor_signal.load(Ordering::Acquire);
-            debug_assert!(signal == SIGNAL_NONE || signal == SIGNAL_HANDED_OVER);
-            if signal == SIGNAL_HANDED_OVER {
+                left
+            });
+            if left {
+                let held = self.get_meta_lock(ee);
+                // SAFETY: we hold the meta-lock; the record is ours and in
+                // no queue.
+                unsafe { self.acquire_held(ee, record, held, Entry::Fresh) };
                 return true;
             }
-            if ee.parker.park(deadline) {
-                // Timed out; a hand-over may still have raced in.
-                // Acquire: as above.
-                return ee.monitor_signal.load(Ordering::Acquire) == SIGNAL_HANDED_OVER;
-            }
+            signal = self.sleep(ee, None);
         }
+        if signal == SIGNAL_INVITED {
+            // Notified, and invited to re-contend.
+            #[cfg(not(metalock_swap_only))]
+            if super::EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
+                return false;
+            }
+            let held = self.get_meta_lock(ee);
+            // SAFETY: we hold the meta-lock; the invitation took the record
+            // out of the queue.
+            unsafe { self.acquire_held(ee, record, held, Entry::Notified) };
+        }
+        false
     }
 
-    /// What a waiter whose time ran out does under the meta-lock (and the
-    /// condition's stripe, which the caller holds): nothing if a notify or a
-    /// hand-over came first, else it leaves the queue and the wait set.
-    fn leave_after_timeout(
+    /// Leaves the monitor and joins the wait set at `key`, under its stripe.
+    ///
+    /// # Safety
+    /// `waiting` is the locked stripe of `key`; `record` is the calling
+    /// thread's and owns the monitor; `ee` is its EE.
+    unsafe fn start_waiting(
         &self,
         ee: &'static ExecEnv,
         record: &'static LockRecord,
-        set: WaitSet<'_>,
-    ) -> AfterTimeout<'_> {
-        let mut held = self.get_meta_lock(ee);
-        // Relaxed: a hand-over writes it under the meta-lock we now hold.
-        if ee.monitor_signal.load(Ordering::Relaxed) == SIGNAL_HANDED_OVER {
-            let bits = held.bits;
-            held.release(bits);
-            return AfterTimeout::Owner;
-        }
-        // SAFETY: we hold the meta-lock; our record is in the queue, waiting
-        // or notified.
+        waiting: &mut Waiting<'_>,
+        key: usize,
+    ) {
+        let held = check_owner(self.get_meta_lock(ee), record, "wait");
+        // Relaxed: see `acquire_held`.
+        ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
+        // SAFETY: we hold the meta-lock and own the monitor: our record,
+        // with its count, goes to the wait table, and the queue behind it
+        // gets the monitor. In that order: a notifier ordered after our
+        // release of the monitor must find the stripe counting us.
         unsafe {
-            if record.wait_state() == NOTIFIED {
-                let bits = held.bits;
-                held.release(bits);
-                return AfterTimeout::Notified;
+            policy::note_wait(ee);
+            let (rest, displaced) = (record.queue(), record.displaced());
+            waiting.push(record, key);
+            release_to_queue(held, rest, displaced, true);
+        }
+    }
+
+    /// Sleeps until an exit invites this thread or hands it the monitor, or
+    /// until `deadline`; returns the signal (`SIGNAL_NONE` if the time ran
+    /// out first).
+    fn sleep(&self, ee: &ExecEnv, deadline: Option<Instant>) -> usize {
+        let mut spin = crate::primitive::SpinWait::default();
+        loop {
+            let signal = ee.monitor_signal.load(Ordering::Acquire);
+            if signal != SIGNAL_NONE {
+                return signal;
             }
-            debug_assert_eq!(record.wait_state(), set.state());
-            held.bits = remove_from_queue(held.bits, record);
-            record.set_wait_state(NOT_WAITING);
-            if let WaitSet::Condition(condition) = set {
-                let bits = held.bits;
-                let first = if state(bits) == NEUTRAL {
-                    core::ptr::null_mut()
-                } else {
-                    record_of(bits)
-                };
-                condition.unbind_if_no_waiters(first);
+            if !spin.spin() {
+                break;
             }
         }
-        AfterTimeout::TimedOut(held)
+        loop {
+            // Acquire pairs with the Release store of the exit that signals
+            // us: its changes, and those of every owner before it, are
+            // visible.
+            let signal = ee.monitor_signal.load(Ordering::Acquire);
+            if signal != SIGNAL_NONE {
+                return signal;
+            }
+            if ee.parker.park(deadline) {
+                // Acquire: as above; a signal may still have raced in.
+                return ee.monitor_signal.load(Ordering::Acquire);
+            }
+        }
     }
 
     /// notifyOneOrAll (Fig. 8, right) on the monitor's own wait set. Returns
-    /// how many waiters it marked.
+    /// how many waiters it reached.
     ///
     /// Called on the owner's thread (by its guard), with `record` owning the
-    /// monitor: its exit hands the monitor to the notified waiters in turn.
+    /// monitor. Costs one load when nobody may wait in the word's stripe.
     pub(crate) fn notify(&self, record: &'static LockRecord, all: bool) -> usize {
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, notifies);
-        // Relaxed: we own the monitor, so other threads only set the queue
-        // summary or keep the word's bits (under the meta-lock, where BUSY
-        // sends us to the slow path below), and only an owner clears the
-        // waiting summary. Coherence shows us the word we wrote when we
-        // entered, or a later value; an heir that was handed the monitor
-        // wrote nothing, but its Acquire of the signal follows the exiting
-        // owner's swap to BUSY, so it too sees that BUSY value or a later one.
-        if EXTRA_FAST && self.word.load(Ordering::Relaxed) & !QUEUE_SUMMARY == locked_bits(record) {
+        let key = self.wait_key(WaitSet::Monitor);
+        let stripe = stripe(key);
+        if !stripe.may_have_waiters() {
             return 0;
         }
-        let held = check_owner(self.get_meta_lock(ee), record, "notify");
-        // SAFETY: we hold the meta-lock; the queue's records are ours to
-        // change.
-        let (marked, still_waiting) = unsafe { mark_notified(record.queue(), WAITING, all) };
-        // Once every waiter is marked, the next notify (until a thread
-        // waits again) needs no meta-lock.
-        let bits = held.bits;
-        let release = if still_waiting == 0 {
-            bits & !WAITING_SUMMARY
-        } else {
-            bits
-        };
-        held.release(release);
-        marked
+        // SAFETY: we own the monitor, so the word is alive.
+        stripe.with(|waiting| unsafe { self.move_waiters(ee, waiting, key, all) })
+    }
+
+    /// Moves the records that wait on `key` (the longest-waiting one, or
+    /// all) from the locked stripe into this monitor's queue, to enter;
+    /// returns how many. If nobody owns the monitor, invites the first of
+    /// them at once.
+    ///
+    /// # Safety
+    /// `waiting` is the locked stripe of `key`, whose waiters wait in this
+    /// word's monitor; the word is alive (the caller owns the monitor, or a
+    /// waiter that cannot leave without the stripe keeps it alive).
+    pub(super) unsafe fn move_waiters(
+        &self,
+        ee: &ExecEnv,
+        waiting: &mut Waiting<'_>,
+        key: usize,
+        all: bool,
+    ) -> usize {
+        let mut notified = 0;
+        let mut held = None;
+        while let Some(waiter) = waiting.take_oldest(key) {
+            let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
+            let bits = lock.bits;
+            // SAFETY: we hold the meta-lock; the waiter's record is out of
+            // every queue and list.
+            unsafe {
+                if state(bits) == LOCKED {
+                    insert_notified(&*record_of(bits), waiter);
+                    lock.bits = bits | QUEUE_SUMMARY;
+                } else {
+                    // Nobody owns the monitor: put the waiter first and let
+                    // the exit logic invite it.
+                    let displaced = if state(bits) == NEUTRAL {
+                        waiter.set_queue(core::ptr::null_mut());
+                        bits
+                    } else {
+                        let head = record_of(bits);
+                        waiter.set_queue(head);
+                        (*head).displaced()
+                    };
+                    waiter.set_displaced(displaced);
+                    let queue = waiter as *const LockRecord as *mut LockRecord;
+                    if let Some(lock) = held.take() {
+                        release_to_queue(lock, queue, displaced, false);
+                    }
+                }
+            }
+            notified += 1;
+            if !all {
+                break;
+            }
+        }
+        if let Some(lock) = held {
+            let bits = lock.bits;
+            lock.release(bits);
+        }
+        notified
     }
 }

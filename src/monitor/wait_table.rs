@@ -1,0 +1,242 @@
+//! Where waiting threads wait: a fixed table of stripes, each a small
+//! blocking lock over a FIFO list of the lock records of the threads that
+//! wait on a monitor's own wait set or on a condition, keyed by the address
+//! of the word or the condition (as parking_lot hashes an address to a
+//! bucket).
+//!
+//! Waiters stay out of the monitor's queue, which holds only the threads
+//! that wait to enter: while threads wait for a notification, the monitor's
+//! word can still be NEUTRAL and its uncontended lock and unlock keep their
+//! single compare-and-swap. A notify moves a waiter's record from its stripe
+//! into the monitor's queue.
+//!
+//! Lock order: stripe, then meta-lock. No thread waits for a stripe while it
+//! holds a meta-lock.
+
+use core::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::lock_record::{LockRecord, NOT_WAITING};
+use crate::primitive::{AtomicUsize, Ordering, SysMutex};
+
+/// The waiting records of one stripe, oldest first, linked through their
+/// `queue` field.
+///
+/// Invariant: every record in the list has `wait_state` equal to the key
+/// it waits on, and its thread is inside a wait that borrows the monitor
+/// (so the monitor is alive while its record is here).
+#[derive(Debug)]
+pub(super) struct WaitList {
+    head: *mut LockRecord,
+    tail: *mut LockRecord,
+    len: usize,
+}
+
+// SAFETY: the records belong to waiting threads and are only touched under
+// the stripe's lock, which hands the list to one thread at a time.
+unsafe impl Send for WaitList {}
+
+/// One stripe: its lock and a count of the records in its list, readable
+/// without the lock.
+///
+/// Invariant: `waiting` equals the list's `len`, and is only stored to,
+/// under the lock (never read-modify-written: loom's exploration sees a
+/// store race a reader's load only when the writer does not load it first).
+#[derive(Debug)]
+pub(super) struct Stripe {
+    list: SysMutex<WaitList>,
+    waiting: AtomicUsize,
+}
+
+impl Stripe {
+    #[cfg(not(loom))]
+    const fn new() -> Self {
+        Self {
+            list: SysMutex::new(WaitList {
+                head: ptr::null_mut(),
+                tail: ptr::null_mut(),
+                len: 0,
+            }),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    #[cfg(loom)]
+    fn new() -> Self {
+        Self {
+            list: SysMutex::new(WaitList {
+                head: ptr::null_mut(),
+                tail: ptr::null_mut(),
+                len: 0,
+            }),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether some record may wait in this stripe: one load, for a notify
+    /// that may have nobody to reach. A record that started waiting before
+    /// the caller last synchronized with it (through the monitor) is seen:
+    /// a waiter is counted before it releases the monitor.
+    #[inline]
+    pub(super) fn may_have_waiters(&self) -> bool {
+        // Acquire pairs with the Release of the stripe's unlock, and with
+        // that of the monitor's release that follows a waiter's count.
+        self.waiting.load(Ordering::Acquire) != 0
+    }
+
+    /// Runs `f` with the stripe's lock held.
+    pub(super) fn with<R>(&self, f: impl FnOnce(&mut Waiting<'_>) -> R) -> R {
+        self.list.with(|list| {
+            f(&mut Waiting {
+                list,
+                waiting: &self.waiting,
+            })
+        })
+    }
+}
+
+/// A stripe's list, locked.
+pub(super) struct Waiting<'a> {
+    list: &'a mut WaitList,
+    waiting: &'a AtomicUsize,
+}
+
+impl Waiting<'_> {
+    fn count(&mut self, delta: isize) {
+        self.list.len = self.list.len.wrapping_add_signed(delta);
+        // Relaxed: readers synchronize through the lock's release or the
+        // monitor's (see `may_have_waiters`).
+        self.waiting.store(self.list.len, Ordering::Relaxed);
+    }
+
+    /// Adds `record`, which waits on `key`, at the end of the list.
+    ///
+    /// # Safety
+    /// `record` is the calling thread's and in no list, and in no queue but
+    /// the one whose meta-lock the caller holds and releases next without
+    /// reading the record's link; its thread waits (borrowing the monitor)
+    /// until it leaves the list.
+    pub(super) unsafe fn push(&mut self, record: &LockRecord, key: usize) {
+        let record = record as *const LockRecord as *mut LockRecord;
+        // SAFETY: caller's contract; the list's records are ours to link
+        // under the lock.
+        unsafe {
+            (*record).set_wait_state(key);
+            (*record).set_queue(ptr::null_mut());
+            match self.list.tail.as_ref() {
+                None => self.list.head = record,
+                Some(tail) => tail.set_queue(record),
+            }
+        }
+        self.list.tail = record;
+        self.count(1);
+    }
+
+    /// Takes the record that has waited longest on `key` out of the list.
+    pub(super) fn take_oldest(&mut self, key: usize) -> Option<&'static LockRecord> {
+        let mut prev: *mut LockRecord = ptr::null_mut();
+        let mut q = self.list.head;
+        // SAFETY: the list's records are live (records outlive every list
+        // and queue) and ours under the lock.
+        unsafe {
+            while let Some(r) = q.as_ref() {
+                if r.wait_state() == key {
+                    self.unlink(prev, r);
+                    return Some(r);
+                }
+                prev = q;
+                q = r.queue();
+            }
+        }
+        None
+    }
+
+    /// Takes `record` out of the list if it is still there: it still waits,
+    /// not yet moved out by a notify. Whether it was.
+    ///
+    /// Only the list's links are read: once a notify moved the record into
+    /// a monitor's queue, its own fields are that monitor's.
+    pub(super) fn remove(&mut self, record: &LockRecord) -> bool {
+        let mut prev: *mut LockRecord = ptr::null_mut();
+        let mut q = self.list.head;
+        // SAFETY: as in `take_oldest`.
+        unsafe {
+            while let Some(r) = q.as_ref() {
+                if ptr::eq(r, record) {
+                    self.unlink(prev, r);
+                    return true;
+                }
+                prev = q;
+                q = r.queue();
+            }
+        }
+        false
+    }
+
+    /// Whether some record waits on `key`.
+    pub(super) fn has(&self, key: usize) -> bool {
+        let mut q = self.list.head;
+        // SAFETY: as in `take_oldest`.
+        unsafe {
+            while let Some(r) = q.as_ref() {
+                if r.wait_state() == key {
+                    return true;
+                }
+                q = r.queue();
+            }
+        }
+        false
+    }
+
+    /// Unlinks `record`, which follows `prev` (null: it is the head); it no
+    /// longer waits.
+    ///
+    /// # Safety
+    /// `record` is in the list, right after `prev`.
+    unsafe fn unlink(&mut self, prev: *mut LockRecord, record: &LockRecord) {
+        // SAFETY: caller's contract; records are ours under the lock.
+        unsafe {
+            let next = record.queue();
+            match prev.as_ref() {
+                None => self.list.head = next,
+                Some(prev) => prev.set_queue(next),
+            }
+            if ptr::eq(self.list.tail, record) {
+                self.list.tail = prev;
+            }
+            record.set_queue(ptr::null_mut());
+            record.set_wait_state(NOT_WAITING);
+        }
+        self.count(-1);
+    }
+}
+
+/// The stripe of the word or condition at `address`.
+pub(super) fn stripe(address: usize) -> &'static Stripe {
+    // Fibonacci hashing of the address, without its alignment bits; the top
+    // bits index the table.
+    let hash = (address >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
+    &STRIPES[hash
+        .checked_shr(usize::BITS - STRIPE_COUNT.trailing_zeros())
+        .unwrap_or(0)]
+}
+
+/// How many stripes; a power of two. Words and conditions that share a
+/// stripe only serialize their waits and notifies, briefly. Under loom one:
+/// the stripe of an address must not differ between a model's executions,
+/// where allocations land at different addresses.
+#[cfg(not(loom))]
+const STRIPE_COUNT: usize = 64;
+#[cfg(loom)]
+const STRIPE_COUNT: usize = 1;
+
+#[cfg(not(loom))]
+static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
+    [const { CachePadded::new(Stripe::new()) }; STRIPE_COUNT];
+
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref STRIPES: std::vec::Vec<CachePadded<Stripe>> =
+        (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect();
+}
