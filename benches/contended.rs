@@ -2,94 +2,182 @@
 //!
 //! Groups (one criterion iteration is one operation, so the reported time is
 //! wall time per operation and the throughput operations per second):
-//! - `contended/{2,4,16}`: one object contended by T threads, each running a
-//!   short critical section (a few dependent increments) and a little work
-//!   outside it: metalock raw word, metalock `Synchronized`, parking_lot
-//!   `Mutex`, std `Mutex`, the CAS spin-lock floor. CPU time per operation
-//!   (getrusage) and fairness (max/min operations per thread) are not
-//!   criterion outputs: a separate fixed-duration round per lock measures
-//!   them, and a table is printed after each group.
-//! - `bounded_buffer/{1,4}`: items moved through a buffer of capacity 16 by 1
-//!   and 4 producer/consumer pairs; metalock uses one monitor
-//!   (`Synchronized<VecDeque>`, `wait_while` + `notify_all`), the peers a
-//!   Mutex and two Condvars.
+//! - `contended/cs=C,outside=O`: one object contended by T threads
+//!   (benchmark ids `LOCK/T`, T in 2, 4, 16, 32), each looping { lock;
+//!   critical section of ~C on the protected value; unlock; ~O of work
+//!   outside }, for five cells of the sweep `examples/compare.rs` runs
+//!   whole ([`CELLS`]): metalock raw word, metalock `Synchronized`,
+//!   parking_lot `Mutex` and `FairMutex`, std `Mutex`. Work lengths are on
+//!   a scale calibrated at start-up (`common::work::Calibration`). CPU time
+//!   per operation (getrusage), voluntary context switches and fairness
+//!   (max/min operations and CPU time per thread) are not criterion
+//!   outputs: after each group, fixed-duration rounds of the locks that
+//!   ran, interleaved, measure them, and a table is printed.
+//! - `bounded_buffer/P_pairs`: items moved by P producer/consumer pairs
+//!   (P in 1, 4) through a buffer of capacity 1, 16 and 256 (benchmark ids
+//!   `IMPL/capacity`); metalock uses one monitor (`Synchronized<VecDeque>`,
+//!   `wait_while` + `notify_all`), the peers a Mutex and two Condvars.
 //! - `ping_pong`: round trips between two threads taking turns through a
 //!   flag under the monitor (peers: Mutex + Condvar); the time is the
 //!   round-trip latency.
+//!
+//! `cargo bench --bench contended` takes about 10 minutes once built
+//! (measured 10 min 15 s on a 2-vCPU AMD EPYC VM, 2026-11-23): 121
+//! benchmarks at ~3.9 s each with criterion's analysis and HTML plots
+//! (6.5 minutes for the 100 contended ones), and the side tables, 5 cells x
+//! 4 thread counts x 5 locks x 3 rounds of 500 ms, 2.5 minutes.
+//! `cargo bench --bench contended -- cs=20ns,outside=200ns` runs one cell.
 
 use std::time::Duration;
 
-use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
-
-mod common;
-use common::{
-    BoundedBuffer, CounterLock, MetaBuffer, MetaPingPong, MetaSync, MetaWord, PAIR_COUNTS,
-    PingPong, PlBuffer, PlMutex, PlPingPong, SpinLock, StdBuffer, StdMutex, StdPingPong,
-    THREAD_COUNTS,
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, measurement::WallTime,
 };
 
-/// Duration of the CPU-time/fairness round per (lock, threads): long enough
-/// for the scheduler to even out threads over the cores (see `compare`).
-fn side_round() -> Duration {
+mod common;
+use common::contention::{self, LockKind, Padded, SWEEP_LOCKS};
+use common::locks::{CounterLock, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
+use common::measure::{Rounds, Summary};
+use common::wait_notify::{
+    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaPingPong, PAIR_COUNTS, PingPong,
+    PlBuffer, PlPingPong, StdBuffer, StdPingPong,
+};
+use common::work::{Calibration, Workload};
+
+/// Thread counts of the contended groups: 32 is 16 contenders per core
+/// here, where a preempted lock holder is the rule rather than the
+/// exception.
+const THREAD_COUNTS: [usize; 4] = [2, 4, 16, 32];
+
+/// The cells of the sweep benchmarked here, (critical section, outside
+/// work) in ns: all sixteen at four thread counts would take most of an
+/// hour. Each stands for a regime:
+/// - none/none: nothing but the lock, whose hand-off between threads (or a
+///   thread's run of uncontended reacquisitions) decides everything;
+/// - 20 ns/200 ns: a short section, moderate contention, the common case
+///   (and the cell `examples/plot.rs` draws by default);
+/// - 200 ns/20 ns: the lock is nearly always held, a queue forms, and
+///   threads block and are woken;
+/// - 20 ns/2 µs: light contention, occasional collisions on a mostly free
+///   lock;
+/// - 2 µs/2 µs: long holds, where a waiter that spins instead of blocking
+///   burns CPU time (the side table's CPU/op).
+const CELLS: [(u32, u32); 5] = [(0, 0), (20, 200), (200, 20), (20, 2_000), (2_000, 2_000)];
+
+/// The side table's rounds: long enough for the scheduler to even out
+/// 4 threads on 2 cores (at 150 ms one thread often kept a core to itself
+/// for a whole round, and max/min measured that placement more than the
+/// lock).
+fn side_rounds() -> Rounds {
     if common::bench_mode() {
-        Duration::from_millis(500)
+        Rounds {
+            count: 3,
+            length: Duration::from_millis(500),
+        }
     } else {
-        Duration::from_millis(10)
+        Rounds {
+            count: 1,
+            length: Duration::from_millis(10),
+        }
     }
 }
 
+/// Registers `L`'s benchmark of `workload` at `threads`, and records in
+/// `ran` whether criterion ran it (a filter may skip it).
 fn contended_one<L: CounterLock + Sync>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     threads: usize,
-    table: &mut Vec<String>,
+    workload: &Workload,
+    ran: &mut Vec<(usize, &'static str)>,
 ) {
-    let lock = L::new(0);
-    let mut side_done = false;
-    group.bench_function(L::NAME, |b| {
-        if !side_done {
-            side_done = true;
-            let stats = common::timed_contention(&lock, threads, side_round());
-            table.push(common::contention_row(L::NAME, threads, &stats));
+    let lock = Padded(L::new(0));
+    let mut first = true;
+    group.bench_function(BenchmarkId::new(L::NAME, threads), |b| {
+        if first {
+            first = false;
+            ran.push((threads, L::NAME));
         }
-        b.iter_custom(|ops| common::contended_ops(&lock, threads, ops));
+        b.iter_custom(|ops| contention::contended_ops(&lock.0, threads, workload, ops));
     });
 }
 
-fn contended(c: &mut Criterion) {
-    for threads in THREAD_COUNTS {
-        let mut group = c.benchmark_group(format!("contended/{threads}"));
+fn contended(c: &mut Criterion, calibration: &Calibration) {
+    for (cs_ns, outside_ns) in CELLS {
+        let workload = calibration.workload(cs_ns, outside_ns);
+        let name = format!("contended/{}", workload.label());
+        let mut group = c.benchmark_group(&name);
         group.sampling_mode(SamplingMode::Flat);
         group.throughput(Throughput::Elements(1));
-        let mut table = Vec::new();
-        contended_one::<MetaWord>(&mut group, threads, &mut table);
-        contended_one::<MetaSync>(&mut group, threads, &mut table);
-        contended_one::<PlMutex>(&mut group, threads, &mut table);
-        contended_one::<StdMutex>(&mut group, threads, &mut table);
-        contended_one::<SpinLock>(&mut group, threads, &mut table);
-        group.finish();
-        if !table.is_empty() {
-            println!(
-                "\ncontended/{threads}: fixed {:?} rounds (throughput, process CPU per op, fairness)",
-                side_round()
-            );
-            println!("{}", common::contention_header());
-            for row in &table {
-                println!("{row}");
-            }
-            println!();
+        let mut ran = Vec::new();
+        for threads in THREAD_COUNTS {
+            contended_one::<MetaWord>(&mut group, threads, &workload, &mut ran);
+            contended_one::<MetaSync>(&mut group, threads, &workload, &mut ran);
+            contended_one::<PlMutex>(&mut group, threads, &workload, &mut ran);
+            contended_one::<PlFairMutex>(&mut group, threads, &workload, &mut ran);
+            contended_one::<StdMutex>(&mut group, threads, &workload, &mut ran);
         }
+        group.finish();
+        side_table(&name, calibration, &workload, &ran);
     }
 }
 
+/// Prints CPU time per operation, voluntary context switches and fairness
+/// for the (threads, lock) benchmarks that ran, measured in fixed-duration
+/// rounds interleaved across the locks of each thread count.
+fn side_table(
+    name: &str,
+    calibration: &Calibration,
+    workload: &Workload,
+    ran: &[(usize, &'static str)],
+) {
+    if ran.is_empty() {
+        return;
+    }
+    let rounds = side_rounds();
+    println!("\n{name}: {rounds} per lock, interleaved (medians); {calibration}");
+    println!(
+        "{:<24} {:>3} {:>9} {:>10} {:>9} {:>8} {:>8}",
+        "lock", "thr", "Mops/s", "CPU ns/op", "csw/op", "max/min", "cpu m/m"
+    );
+    for threads in THREAD_COUNTS {
+        let locks: Vec<LockKind> = SWEEP_LOCKS
+            .into_iter()
+            .filter(|lock| ran.contains(&(threads, lock.name)))
+            .collect();
+        if locks.is_empty() {
+            continue;
+        }
+        let summaries = contention::sweep_cell(&locks, threads, workload, rounds);
+        for (lock, s) in locks.iter().zip(&summaries) {
+            println!("{}", side_row(lock, threads, s));
+        }
+    }
+    println!();
+}
+
+fn side_row(lock: &LockKind, threads: usize, s: &Summary) -> String {
+    format!(
+        "{:<24} {threads:>3} {:>9.2} {:>10.1} {:>9.3} {:>8.2} {:>8.2}",
+        lock.label,
+        s.per_sec / 1e6,
+        s.cpu_ns_per_unit,
+        s.switches_per_unit,
+        s.max_over_min,
+        s.cpu_max_over_min,
+    )
+}
+
 fn buffer_one<B: BoundedBuffer>(group: &mut BenchmarkGroup<'_, WallTime>, pairs: usize) {
-    group.bench_function(B::NAME, |b| {
-        b.iter_custom(|items| common::buffer_transfer::<B>(pairs, items));
-    });
+    for capacity in BUFFER_CAPACITIES {
+        group.bench_function(BenchmarkId::new(B::NAME, capacity), |b| {
+            b.iter_custom(|items| wait_notify::buffer_transfer::<B>(capacity, pairs, items));
+        });
+    }
 }
 
 fn bounded_buffer(c: &mut Criterion) {
     for pairs in PAIR_COUNTS {
-        let mut group = c.benchmark_group(format!("bounded_buffer/{pairs}"));
+        let mut group = c.benchmark_group(format!("bounded_buffer/{pairs}_pairs"));
         group.sampling_mode(SamplingMode::Flat);
         group.throughput(Throughput::Elements(1));
         buffer_one::<MetaBuffer>(&mut group, pairs);
@@ -101,7 +189,7 @@ fn bounded_buffer(c: &mut Criterion) {
 
 fn ping_pong_one<P: PingPong>(group: &mut BenchmarkGroup<'_, WallTime>) {
     group.bench_function(P::NAME, |b| {
-        b.iter_custom(common::ping_pong::<P>);
+        b.iter_custom(wait_notify::ping_pong::<P>);
     });
 }
 
@@ -116,8 +204,9 @@ fn ping_pong(c: &mut Criterion) {
 }
 
 fn main() {
+    let calibration = Calibration::measure();
     let mut c = common::criterion();
-    contended(&mut c);
+    contended(&mut c, &calibration);
     bounded_buffer(&mut c);
     ping_pong(&mut c);
     c.final_summary();

@@ -30,15 +30,16 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 
 mod common;
-use common::{
-    Baseline, CounterLock, MetaSync, MetaWord, OBJECT_COUNTS, PlMutex, PlReentrant, RecursiveLock,
+use common::locks::{
+    Baseline, CounterLock, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
     ReentrantSpinLock, SpinLock, StdMutex,
 };
+use common::uncontended::{self, OBJECT_COUNTS};
 
 fn cycling<L: CounterLock>(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
-    let objects = common::objects::<L>(n);
+    let objects = uncontended::objects::<L>(n);
     group.bench_function(L::NAME, |b| {
-        b.iter_custom(|pairs| common::cycle(&objects, pairs));
+        b.iter_custom(|pairs| uncontended::cycle(&objects, pairs));
     });
 }
 
@@ -59,7 +60,7 @@ fn uncontended(c: &mut Criterion) {
 fn recursive_one<L: RecursiveLock>(group: &mut BenchmarkGroup<'_, WallTime>) {
     let object = L::new_recursive(0);
     group.bench_function(L::NAME, |b| {
-        b.iter_custom(|pairs| common::recursive(&object, pairs));
+        b.iter_custom(|pairs| uncontended::recursive(&object, pairs));
     });
 }
 

@@ -1,25 +1,81 @@
 //! A short version of the benchmark suite (`benches/`), without criterion:
-//! plain `Instant` timing, several repetitions interleaved across the locks,
-//! medians. Prints one Markdown table comparing metalock with parking_lot,
-//! std and a CAS spin-lock floor, ready to paste into the README.
+//! plain `Instant` timing and fixed-duration rounds, interleaved across the
+//! locks, medians.
 //!
 //! ```text
-//! cargo run --release --example compare
+//! cargo run --release --example compare            # about a minute on 2 cores
+//! cargo run --release --example compare -- --full  # about 11 minutes
 //! ```
 //!
-//! Takes well under a minute on 2 cores. Figures from a busy machine are
-//! noisy; compare columns of one run, not runs of different machines.
+//! Prints, in order:
+//! 1. a Markdown table, ready to paste into the README: uncontended and
+//!    recursive lock/unlock pairs (with the CAS spin-lock floor), the
+//!    bounded buffer at capacities 1, 16, 256 with 1 and 4 producer/consumer
+//!    pairs (items/s, CPU time and voluntary context switches per item), and
+//!    ping-pong (round trip, its CPU time and context switches);
+//! 2. the contention sweep: one object, 2, 4 and 16 threads, each looping
+//!    { lock; critical section; unlock; work outside } with none, ~20 ns,
+//!    ~200 ns or ~2 µs of work inside and outside (a calibrated scale), for
+//!    metalock's raw word and `Synchronized`, parking_lot's `Mutex` and
+//!    `FairMutex`, and std's `Mutex`. Per thread count, heat-map grids of
+//!    the two metalock locks against `parking_lot::Mutex` (rows: work
+//!    outside, columns: critical section), then one table of the peers'
+//!    absolute figures. Every figure of every lock and cell also goes to
+//!    `target/contention-sweep.csv` (`examples/plot.rs` draws it).
+//!
+//! The default mode's rounds are short (2 of 100 ms per lock and cell) and
+//! its figures noisy; `--full` runs 5 rounds of 500 ms, the figures to
+//! quote. Figures from a busy machine are noisy; compare columns of one run,
+//! not runs of different machines.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::{fs, io};
 
 #[path = "../benches/common/mod.rs"]
 mod common;
-use common::{
-    Baseline, BoundedBuffer, ContentionStats, CounterLock, MetaBuffer, MetaPingPong, MetaSync,
-    MetaWord, OBJECT_COUNTS, PAIR_COUNTS, PingPong, PlBuffer, PlMutex, PlPingPong, PlReentrant,
-    RecursiveLock, ReentrantSpinLock, SpinLock, StdBuffer, StdMutex, StdPingPong, THREAD_COUNTS,
-    median,
+use common::contention::{
+    self, SWEEP_FAIR, SWEEP_LOCKS, SWEEP_PL, SWEEP_STD, SWEEP_SYNC, SWEEP_WORD,
 };
+use common::locks::{
+    Baseline, CounterLock, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
+    ReentrantSpinLock, SpinLock, StdMutex,
+};
+use common::measure::{RoundStats, Rounds, Summary, interleaved, median};
+use common::uncontended::{self, OBJECT_COUNTS};
+use common::wait_notify::{
+    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaPingPong, PAIR_COUNTS, PingPong,
+    PlBuffer, PlPingPong, StdBuffer, StdPingPong,
+};
+use common::work::{Calibration, WORK_NS, Workload, work_label};
+
+/// Uncontended: pairs per timed run, and runs per lock (after one warm-up).
+const UNCONTENDED_PAIRS: u64 = 1_000_000;
+const UNCONTENDED_REPS: usize = 15;
+
+/// The fixed-duration rounds of the default mode, per lock and sweep cell
+/// and per wait/notify row: the whole run stays near a minute on 2 cores,
+/// at the price of noise (at 100 ms the scheduler's placement of 4 threads
+/// on 2 cores can decide a round's max/min).
+const QUICK_ROUNDS: Rounds = Rounds {
+    count: 2,
+    length: Duration::from_millis(100),
+};
+/// The rounds of `--full`: long enough for the scheduler to even out the
+/// threads over the cores, and enough of them for a median.
+const FULL_ROUNDS: Rounds = Rounds {
+    count: 5,
+    length: Duration::from_millis(500),
+};
+
+/// Thread counts of the sweep.
+const THREAD_COUNTS: [usize; 3] = [2, 4, 16];
+
+/// Where the sweep's figures go, for `examples/plot.rs` and spreadsheets.
+const CSV_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/contention-sweep.csv");
+
+// ---------------------------------------------------------------------------
+// The Markdown table.
 
 /// Columns: metalock raw word, metalock Synchronized, parking_lot, std, floor.
 const COLUMNS: usize = 5;
@@ -29,28 +85,21 @@ const PL: usize = 2;
 const STD: usize = 3;
 const FLOOR: usize = 4;
 
-/// Uncontended: pairs per timed run, and runs per lock (after one warm-up).
-const UNCONTENDED_PAIRS: u64 = 1_000_000;
-const UNCONTENDED_REPS: usize = 15;
-/// Contended: length of one fixed-duration round, and rounds per lock. Long
-/// enough for the scheduler to even out 4 threads on 2 cores: in rounds of
-/// 150 ms one thread often kept a core to itself for the whole round, and
-/// max/min operations per thread measured that placement (up to 4-7 for
-/// every lock) more than the lock.
-const CONTENDED_ROUND: Duration = Duration::from_millis(500);
-const CONTENDED_REPS: usize = 3;
-/// Bounded buffer: items per producer/consumer pair, and runs per buffer.
-const BUFFER_ITEMS_PER_PAIR: u64 = 20_000;
-const BUFFER_REPS: usize = 5;
-/// Ping-pong: round trips per run, and runs per implementation.
-const PING_PONG_ROUND_TRIPS: u64 = 10_000;
-const PING_PONG_REPS: usize = 3;
-
 /// Whether smaller is better for a row.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Better {
     Lower,
     Higher,
+}
+
+impl Better {
+    /// Whether `ratio`, metalock over its peer, is at least as good.
+    fn met(self, ratio: f64) -> bool {
+        match self {
+            Better::Lower => ratio <= 1.0,
+            Better::Higher => ratio >= 1.0,
+        }
+    }
 }
 
 struct Row {
@@ -71,10 +120,10 @@ impl Row {
     }
 
     /// metalock (Synchronized, or the raw word where Synchronized does not
-    /// apply) over parking_lot.
+    /// apply) over parking_lot; none where parking_lot's figure is 0.
     fn ratio(&self) -> Option<f64> {
         let metalock = self.values[SYNC].or(self.values[WORD])?;
-        let peer = self.values[PL]?;
+        let peer = self.values[PL].filter(|&v| v != 0.0)?;
         Some(metalock / peer)
     }
 }
@@ -83,20 +132,10 @@ impl Row {
 /// list; the generic measurement loop inside is monomorphised per type.
 type Run<'a, T> = (usize, Box<dyn Fn() -> T + 'a>);
 
-/// Runs every entry of `runs` `reps` times, interleaved (rep by rep) so that
-/// drifting machine load hits every column alike, after one untimed warm-up
-/// round. Returns the samples per entry.
-fn interleaved<T>(runs: &[Run<'_, T>], reps: usize) -> Vec<Vec<T>> {
-    let mut samples: Vec<Vec<T>> = runs.iter().map(|_| Vec::with_capacity(reps)).collect();
-    for rep in 0..=reps {
-        for (i, (_, run)) in runs.iter().enumerate() {
-            let sample = run();
-            if rep > 0 {
-                samples[i].push(sample);
-            }
-        }
-    }
-    samples
+/// Every run of `runs` `reps` times, interleaved across the runs, after
+/// `warm_ups` rounds whose samples are dropped.
+fn run_interleaved<T>(runs: &[Run<'_, T>], reps: usize, warm_ups: usize) -> Vec<Vec<T>> {
+    interleaved(runs, reps, warm_ups, |(_, run)| run())
 }
 
 fn ns_per(d: Duration, n: u64) -> f64 {
@@ -106,7 +145,7 @@ fn ns_per(d: Duration, n: u64) -> f64 {
 /// Sync cost per pair (time minus baseline time of the same repetition,
 /// medians over repetitions), for `runs` whose entry 0 is the baseline.
 fn sync_costs(runs: &[Run<'_, Duration>], row: &mut Row) -> f64 {
-    let samples = interleaved(runs, UNCONTENDED_REPS);
+    let samples = run_interleaved(runs, UNCONTENDED_REPS, 1);
     let base: Vec<f64> = samples[0]
         .iter()
         .map(|&d| ns_per(d, UNCONTENDED_PAIRS))
@@ -122,21 +161,28 @@ fn sync_costs(runs: &[Run<'_, Duration>], row: &mut Row) -> f64 {
     median(&mut base.clone())
 }
 
-fn cycling_run<'a, L: CounterLock>(column: usize, objects: &'a [L]) -> Run<'a, Duration> {
+fn cycling_run<L: CounterLock>(column: usize, objects: &[L]) -> Run<'_, Duration> {
     (
         column,
-        Box::new(move || common::cycle(objects, UNCONTENDED_PAIRS)),
+        Box::new(move || uncontended::cycle(objects, UNCONTENDED_PAIRS)),
+    )
+}
+
+fn recursive_run<L: RecursiveLock>(column: usize, object: &L) -> Run<'_, Duration> {
+    (
+        column,
+        Box::new(move || uncontended::recursive(object, UNCONTENDED_PAIRS)),
     )
 }
 
 fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
     for n in OBJECT_COUNTS {
-        let base = common::objects::<Baseline>(n);
-        let word = common::objects::<MetaWord>(n);
-        let sync = common::objects::<MetaSync>(n);
-        let pl = common::objects::<PlMutex>(n);
-        let std = common::objects::<StdMutex>(n);
-        let floor = common::objects::<SpinLock>(n);
+        let base = uncontended::objects::<Baseline>(n);
+        let word = uncontended::objects::<MetaWord>(n);
+        let sync = uncontended::objects::<MetaSync>(n);
+        let pl = uncontended::objects::<PlMutex>(n);
+        let std = uncontended::objects::<StdMutex>(n);
+        let floor = uncontended::objects::<SpinLock>(n);
         let runs = [
             cycling_run(usize::MAX, &base),
             cycling_run(WORD, &word),
@@ -156,12 +202,6 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
         rows.push(row);
     }
 
-    fn recursive_run<L: RecursiveLock>(column: usize, object: &L) -> Run<'_, Duration> {
-        (
-            column,
-            Box::new(move || common::recursive(object, UNCONTENDED_PAIRS)),
-        )
-    }
     let base = Baseline::new_recursive(0);
     let word = MetaWord::new_recursive(0);
     let pl = PlReentrant::new_recursive(0);
@@ -182,135 +222,395 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
     rows.push(row);
 }
 
-fn contention_run<'a, L: CounterLock + Sync>(
+/// The three rows of a wait/notify scenario, from the medians per column:
+/// units per second (in millions, or as a latency in µs), CPU time per unit
+/// and voluntary context switches per unit.
+fn wait_notify_rows(
+    scenario: &str,
+    latency: bool,
+    runs: &[Run<'_, RoundStats>],
+    rounds: Rounds,
+) -> [Row; 3] {
+    let samples = run_interleaved(runs, rounds.count, 0);
+    let mut speed = if latency {
+        Row::new(format!("{scenario}: round trip"), "µs ↓", Better::Lower)
+    } else {
+        Row::new(format!("{scenario}: items/s"), "M/s ↑", Better::Higher)
+    };
+    let per = if latency { "round trip" } else { "item" };
+    let mut cpu = Row::new(format!("{scenario}: CPU per {per}"), "µs ↓", Better::Lower);
+    let mut switches = Row::new(
+        format!("{scenario}: context switches per {per}³"),
+        "count ↓",
+        Better::Lower,
+    );
+    for ((column, _), stats) in runs.iter().zip(&samples) {
+        let summary = Summary::of(stats);
+        speed.values[*column] = Some(if latency {
+            1e6 / summary.per_sec
+        } else {
+            summary.per_sec / 1e6
+        });
+        cpu.values[*column] = Some(summary.cpu_ns_per_unit / 1e3);
+        switches.values[*column] = Some(summary.switches_per_unit);
+    }
+    [speed, cpu, switches]
+}
+
+fn buffer_run<B: BoundedBuffer>(
     column: usize,
-    lock: &'a L,
-    threads: usize,
-) -> Run<'a, ContentionStats> {
+    capacity: usize,
+    pairs: usize,
+    length: Duration,
+) -> Run<'static, RoundStats> {
     (
         column,
-        Box::new(move || common::timed_contention(lock, threads, CONTENDED_ROUND)),
+        Box::new(move || wait_notify::timed_buffer::<B>(capacity, pairs, length)),
     )
 }
 
-fn contended(rows: &mut Vec<Row>) {
-    for threads in THREAD_COUNTS {
-        let word = MetaWord::new(0);
-        let sync = MetaSync::new(0);
-        let pl = PlMutex::new(0);
-        let std = StdMutex::new(0);
-        let floor = SpinLock::new(0);
-        let runs = [
-            contention_run(WORD, &word, threads),
-            contention_run(SYNC, &sync, threads),
-            contention_run(PL, &pl, threads),
-            contention_run(STD, &std, threads),
-            contention_run(FLOOR, &floor, threads),
-        ];
-        let samples = interleaved(&runs, CONTENDED_REPS);
-        let mut throughput = Row::new(
-            format!("contended, {threads} threads: throughput"),
-            "Mops/s ↑",
-            Better::Higher,
-        );
-        let mut cpu = Row::new(
-            format!("contended, {threads} threads: CPU per op"),
-            "ns ↓",
-            Better::Lower,
-        );
-        let mut fairness = Row::new(
-            format!("contended, {threads} threads: max/min ops per thread"),
-            "ratio ↓",
-            Better::Lower,
-        );
-        let mut scheduled = Row::new(
-            format!("contended, {threads} threads: max/min CPU time per thread³"),
-            "ratio ↓",
-            Better::Lower,
-        );
-        for ((column, _), stats) in runs.iter().zip(&samples) {
-            let metric = |f: fn(&ContentionStats) -> f64| {
-                Some(median(&mut stats.iter().map(f).collect::<Vec<_>>()))
-            };
-            throughput.values[*column] = metric(|s| s.ops_per_sec() / 1e6);
-            cpu.values[*column] = metric(ContentionStats::cpu_ns_per_op);
-            fairness.values[*column] = metric(ContentionStats::max_over_min);
-            if cfg!(target_os = "linux") {
-                scheduled.values[*column] = metric(ContentionStats::cpu_max_over_min);
-            }
+fn bounded_buffer(rows: &mut Vec<Row>, rounds: Rounds) {
+    for capacity in BUFFER_CAPACITIES {
+        for pairs in PAIR_COUNTS {
+            let runs = [
+                buffer_run::<MetaBuffer>(SYNC, capacity, pairs, rounds.length),
+                buffer_run::<PlBuffer>(PL, capacity, pairs, rounds.length),
+                buffer_run::<StdBuffer>(STD, capacity, pairs, rounds.length),
+            ];
+            let label = if pairs == 1 { "pair" } else { "pairs" };
+            let scenario = format!("bounded buffer ({capacity}), {pairs} {label}");
+            rows.extend(wait_notify_rows(&scenario, false, &runs, rounds));
         }
-        rows.extend([throughput, cpu, fairness, scheduled]);
     }
 }
 
-fn buffer_run<B: BoundedBuffer>(column: usize, pairs: usize) -> Run<'static, Duration> {
+fn ping_pong_run<P: PingPong>(column: usize, length: Duration) -> Run<'static, RoundStats> {
     (
         column,
-        Box::new(move || common::buffer_transfer::<B>(pairs, BUFFER_ITEMS_PER_PAIR * pairs as u64)),
+        Box::new(move || wait_notify::timed_ping_pong::<P>(length)),
     )
 }
 
-fn bounded_buffer(rows: &mut Vec<Row>) {
-    for pairs in PAIR_COUNTS {
-        let runs = [
-            buffer_run::<MetaBuffer>(SYNC, pairs),
-            buffer_run::<PlBuffer>(PL, pairs),
-            buffer_run::<StdBuffer>(STD, pairs),
-        ];
-        let samples = interleaved(&runs, BUFFER_REPS);
-        let label = if pairs == 1 { "pair" } else { "pairs" };
-        let mut row = Row::new(
-            format!("bounded buffer (16), {pairs} producer/consumer {label}"),
-            "M items/s ↑",
-            Better::Higher,
-        );
-        let items = BUFFER_ITEMS_PER_PAIR * pairs as u64;
-        for ((column, _), times) in runs.iter().zip(&samples) {
-            let mut rates: Vec<f64> = times
-                .iter()
-                .map(|d| items as f64 / d.as_secs_f64() / 1e6)
-                .collect();
-            row.values[*column] = Some(median(&mut rates));
-        }
-        rows.push(row);
-    }
-}
-
-fn ping_pong_run<P: PingPong>(column: usize) -> Run<'static, Duration> {
-    (
-        column,
-        Box::new(|| common::ping_pong::<P>(PING_PONG_ROUND_TRIPS)),
-    )
-}
-
-fn ping_pong(rows: &mut Vec<Row>) {
+fn ping_pong(rows: &mut Vec<Row>, rounds: Rounds) {
     let runs = [
-        ping_pong_run::<MetaPingPong>(SYNC),
-        ping_pong_run::<PlPingPong>(PL),
-        ping_pong_run::<StdPingPong>(STD),
+        ping_pong_run::<MetaPingPong>(SYNC, rounds.length),
+        ping_pong_run::<PlPingPong>(PL, rounds.length),
+        ping_pong_run::<StdPingPong>(STD, rounds.length),
     ];
-    let samples = interleaved(&runs, PING_PONG_REPS);
-    let mut row = Row::new("wait/notify ping-pong, round trip", "µs ↓", Better::Lower);
-    for ((column, _), times) in runs.iter().zip(&samples) {
-        let mut latencies: Vec<f64> = times
-            .iter()
-            .map(|&d| ns_per(d, PING_PONG_ROUND_TRIPS) / 1e3)
-            .collect();
-        row.values[*column] = Some(median(&mut latencies));
-    }
-    rows.push(row);
+    rows.extend(wait_notify_rows("ping-pong", true, &runs, rounds));
 }
 
-/// `v` with 3 significant digits or so.
+/// `v` in about 5 characters: 3 significant digits, powers of ten for the
+/// very large and very small (a starved thread's max/min), `∞`, `—`.
 fn fmt_value(v: Option<f64>) -> String {
     match v {
         None => "—".to_string(),
         Some(v) if v.is_infinite() => "∞".to_string(),
+        Some(v) if v.abs() >= 99_999.5 || (v != 0.0 && v.abs() < 0.01) => format!("{v:.1e}"),
         Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
         Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
         Some(v) => format!("{v:.2}"),
     }
 }
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "| scenario | unit | metalock word | metalock Synchronized | parking_lot | std | CAS floor | metalock/parking_lot |"
+    );
+    println!("|---|---|--:|--:|--:|--:|--:|--:|");
+    for row in rows {
+        let ratio = row.ratio().map(|r| {
+            let hint = if row.better.met(r) { " (better)" } else { "" };
+            format!("{}{hint}", fmt_value(Some(r)))
+        });
+        let cells: Vec<String> = row.values.iter().map(|v| fmt_value(*v)).collect();
+        println!(
+            "| {} | {} | {} | {} |",
+            row.scenario,
+            row.unit,
+            cells.join(" | "),
+            ratio.unwrap_or_else(|| "—".to_string()),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The contention sweep.
+
+/// One cell of the sweep: the medians of every lock of [`SWEEP_LOCKS`], in
+/// that order.
+struct SweepCell {
+    threads: usize,
+    workload: Workload,
+    locks: Vec<Summary>,
+}
+
+/// Runs the whole sweep: every thread count, every critical section, every
+/// outside work; each cell's rounds interleaved across the locks.
+fn sweep(calibration: &Calibration, rounds: Rounds) -> Vec<SweepCell> {
+    let mut cells = Vec::new();
+    for threads in THREAD_COUNTS {
+        eprintln!(
+            "  contention sweep, {threads} threads ({} cells)",
+            WORK_NS.len() * WORK_NS.len()
+        );
+        for outside_ns in WORK_NS {
+            for cs_ns in WORK_NS {
+                let workload = calibration.workload(cs_ns, outside_ns);
+                let locks = contention::sweep_cell(&SWEEP_LOCKS, threads, &workload, rounds);
+                cells.push(SweepCell {
+                    threads,
+                    workload,
+                    locks,
+                });
+            }
+        }
+    }
+    cells
+}
+
+/// A heat map of one figure over the cells of one thread count: rows are
+/// the work outside the lock, columns the critical section.
+struct Grid {
+    title: String,
+    cells: Vec<Vec<String>>,
+    footer: String,
+}
+
+/// Width of a grid's row labels (`outside`).
+const LABEL_WIDTH: usize = 8;
+
+impl Grid {
+    /// `cell` of every (outside, critical section) pair at `threads`.
+    fn new(
+        title: String,
+        cells: &[SweepCell],
+        threads: usize,
+        mut cell: impl FnMut(&SweepCell) -> String,
+    ) -> Self {
+        let rows = WORK_NS
+            .iter()
+            .map(|&outside_ns| {
+                WORK_NS
+                    .iter()
+                    .map(|&cs_ns| {
+                        let found = cells.iter().find(|c| {
+                            c.threads == threads
+                                && c.workload.cs_ns == cs_ns
+                                && c.workload.outside_ns == outside_ns
+                        });
+                        found.map_or_else(|| "—".to_string(), &mut cell)
+                    })
+                    .collect()
+            })
+            .collect();
+        Self {
+            title,
+            cells: rows,
+            footer: String::new(),
+        }
+    }
+
+    /// The ratio of `lock`'s `metric` to parking_lot::Mutex's, marked `*`
+    /// where it misses `better` (worse than 1.00), with the misses and the
+    /// geometric mean in the footer.
+    fn ratios(
+        title: &str,
+        cells: &[SweepCell],
+        threads: usize,
+        lock: usize,
+        metric: fn(&Summary) -> f64,
+        better: Better,
+    ) -> Self {
+        let (mut misses, mut log_sum, mut count) = (0, 0.0, 0);
+        let mut grid = Self::new(title.to_string(), cells, threads, |cell| {
+            let ratio = metric(&cell.locks[lock]) / metric(&cell.locks[SWEEP_PL]);
+            // Judged as shown, to two decimals: a 0.997 printed as 1.00 is
+            // not marked as a miss.
+            let met = better.met((ratio * 100.0).round() / 100.0);
+            if ratio.is_finite() && ratio > 0.0 {
+                log_sum += ratio.ln();
+                count += 1;
+            }
+            misses += usize::from(!met);
+            format!(
+                "{:>5}{}",
+                fmt_value(Some(ratio)),
+                if met { ' ' } else { '*' }
+            )
+        });
+        let mean = if count > 0 {
+            fmt_value(Some((log_sum / f64::from(count)).exp()))
+        } else {
+            "—".to_string()
+        };
+        grid.footer = format!(
+            "misses {misses}/{}, geomean {mean}",
+            WORK_NS.len() * WORK_NS.len()
+        );
+        grid
+    }
+
+    /// The lines of the grid, each `self.width()` characters wide.
+    fn lines(&self) -> Vec<String> {
+        let width = self.column_width();
+        let mut lines = vec![self.title.clone()];
+        let mut header = format!("{:<LABEL_WIDTH$}", "out\\cs");
+        for ns in WORK_NS {
+            write!(header, "{:>width$}", work_label(ns)).expect("writing to a String");
+        }
+        lines.push(header);
+        for (outside_ns, row) in WORK_NS.iter().zip(&self.cells) {
+            let mut line = format!("{:<LABEL_WIDTH$}", work_label(*outside_ns));
+            for cell in row {
+                write!(line, "{cell:>width$}").expect("writing to a String");
+            }
+            lines.push(line);
+        }
+        if !self.footer.is_empty() {
+            lines.push(self.footer.clone());
+        }
+        let total = self.width();
+        lines
+            .into_iter()
+            .map(|line| format!("{line:<total$}"))
+            .collect()
+    }
+
+    fn column_width(&self) -> usize {
+        let widest = self.cells.iter().flatten().map(|c| c.chars().count());
+        widest.max().unwrap_or(0).max(5) + 1
+    }
+
+    fn width(&self) -> usize {
+        let grid = LABEL_WIDTH + WORK_NS.len() * self.column_width();
+        let text = [&self.title, &self.footer].map(|t| t.chars().count());
+        grid.max(text[0]).max(text[1])
+    }
+}
+
+/// Prints `grids` side by side.
+fn print_side_by_side(grids: &[Grid]) {
+    let columns: Vec<Vec<String>> = grids.iter().map(Grid::lines).collect();
+    let height = columns.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..height {
+        let parts: Vec<&str> = columns
+            .iter()
+            .map(|lines| lines.get(i).map_or("", String::as_str))
+            .collect();
+        println!("  {}", parts.join("    ").trim_end());
+    }
+    println!();
+}
+
+fn throughput(s: &Summary) -> f64 {
+    s.per_sec
+}
+
+fn cpu_per_op(s: &Summary) -> f64 {
+    s.cpu_ns_per_unit
+}
+
+fn print_grids(cells: &[SweepCell]) {
+    for threads in THREAD_COUNTS {
+        println!(
+            "{threads} threads: ratio to parking_lot::Mutex; * misses the target \
+             (throughput < 1.0, CPU/op > 1.0)\n"
+        );
+        let ratio_pair = |what: &str, metric: fn(&Summary) -> f64, better| {
+            [(SWEEP_WORD, "metalock word"), (SWEEP_SYNC, "Synchronized")].map(|(lock, name)| {
+                let title = format!("{what}, {name}");
+                Grid::ratios(&title, cells, threads, lock, metric, better)
+            })
+        };
+        print_side_by_side(&ratio_pair("throughput", throughput, Better::Higher));
+        print_side_by_side(&ratio_pair("CPU per op", cpu_per_op, Better::Lower));
+        let fairness = Grid::new(
+            "max/min ops per thread: word / Synchronized / parking_lot::Mutex".to_string(),
+            cells,
+            threads,
+            |cell| {
+                [SWEEP_WORD, SWEEP_SYNC, SWEEP_PL]
+                    .map(|lock| fmt_value(Some(cell.locks[lock].max_over_min)))
+                    .join("/")
+            },
+        );
+        print_side_by_side(&[fairness]);
+    }
+}
+
+/// The absolute medians of the peers, every cell.
+fn print_absolute(cells: &[SweepCell]) {
+    let peers = [SWEEP_PL, SWEEP_FAIR, SWEEP_STD];
+    println!(
+        "Absolute figures of the peers (medians): Mops/s, CPU ns per op, max/min ops per thread"
+    );
+    let mut header = format!("{:>3} {:>6} {:>7} ", "thr", "cs", "outside");
+    let mut units = format!("{:19}", "");
+    for lock in peers {
+        write!(header, "| {:<23}", SWEEP_LOCKS[lock].label).expect("writing to a String");
+        write!(units, "| {:>6} {:>7} {:>7} ", "Mops/s", "ns/op", "max/min")
+            .expect("writing to a String");
+    }
+    println!("{}\n{}", header.trim_end(), units.trim_end());
+    for cell in cells {
+        let w = &cell.workload;
+        let mut line = format!(
+            "{:>3} {:>6} {:>7} ",
+            cell.threads,
+            work_label(w.cs_ns),
+            work_label(w.outside_ns)
+        );
+        for lock in peers {
+            let s = &cell.locks[lock];
+            write!(
+                line,
+                "| {:>6} {:>7} {:>7} ",
+                fmt_value(Some(s.per_sec / 1e6)),
+                fmt_value(Some(s.cpu_ns_per_unit)),
+                fmt_value(Some(s.max_over_min)),
+            )
+            .expect("writing to a String");
+        }
+        println!("{}", line.trim_end());
+    }
+    println!();
+}
+
+/// Writes every figure of every lock and cell to `path`, one line per
+/// (cell, lock).
+fn write_csv(path: &str, cells: &[SweepCell]) -> io::Result<()> {
+    let mut csv = String::from(
+        "threads,cs_ns,outside_ns,lock,rounds,throughput_ops_per_s,cpu_ns_per_op,\
+         max_min_ops,max_min_cpu,voluntary_switches_per_op\n",
+    );
+    for cell in cells {
+        for (lock, s) in SWEEP_LOCKS.iter().zip(&cell.locks) {
+            writeln!(
+                csv,
+                "{},{},{},{},{},{:.0},{:.2},{:.4},{:.4},{:.5}",
+                cell.threads,
+                cell.workload.cs_ns,
+                cell.workload.outside_ns,
+                lock.name,
+                s.rounds,
+                s.per_sec,
+                s.cpu_ns_per_unit,
+                s.max_over_min,
+                s.cpu_max_over_min,
+                s.switches_per_unit,
+            )
+            .expect("writing to a String");
+        }
+    }
+    if let Some(dir) = std::path::Path::new(path).parent() {
+        fs::create_dir_all(dir)?;
+    }
+    fs::write(path, csv)
+}
+
+// ---------------------------------------------------------------------------
+// The run.
 
 /// UTC date and time of now, `YYYY-MM-DD HH:MM`.
 fn utc_now() -> String {
@@ -347,89 +647,144 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".to_string())
 }
 
+/// How long the fixed-duration measurements run.
+#[derive(Clone, Copy)]
+enum Mode {
+    Default,
+    Full,
+}
+
+impl Mode {
+    /// The mode the command line asks for (exits on `--help` or a mistake).
+    fn from_args() -> Self {
+        let mut mode = Mode::Default;
+        for arg in std::env::args().skip(1) {
+            match arg.as_str() {
+                "--full" => mode = Mode::Full,
+                "-h" | "--help" => {
+                    println!(
+                        "usage: compare [--full]\n\n{}\n{}",
+                        Mode::Default.describe(),
+                        Mode::Full.describe()
+                    );
+                    std::process::exit(0);
+                }
+                other => {
+                    eprintln!("compare: unknown argument {other:?}\nusage: compare [--full]");
+                    std::process::exit(2);
+                }
+            }
+        }
+        mode
+    }
+
+    fn rounds(self) -> Rounds {
+        match self {
+            Mode::Default => QUICK_ROUNDS,
+            Mode::Full => FULL_ROUNDS,
+        }
+    }
+
+    /// The mode, its rounds, and how long it takes.
+    fn describe(self) -> String {
+        match self {
+            Mode::Default => format!(
+                "default, {QUICK_ROUNDS} per lock, per sweep cell and per wait/notify row \
+                 (about a minute; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
+                 about 11 minutes)"
+            ),
+            Mode::Full => format!(
+                "--full, {FULL_ROUNDS} per lock, per sweep cell and per wait/notify row (about \
+                 11 minutes)"
+            ),
+        }
+    }
+}
+
+/// The 1, 5 and 15 minute load averages: a busy machine skews every figure.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|avg| avg.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 fn main() {
-    let started = std::time::Instant::now();
+    let mode = Mode::from_args();
+    let rounds = mode.rounds();
+    let started = Instant::now();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let command: Vec<String> = std::env::args().collect();
+    let calibration = Calibration::measure();
     let header = format!(
-        "metalock compare — {} — {cpus} CPUs, {} — {} {}",
+        "metalock compare — {} — {cpus} CPUs, {} — {} {}\ncommand: {}\n\
+         load average before the run: {}\nmode: {}\n{calibration}",
         utc_now(),
         cpu_model(),
         std::env::consts::OS,
         std::env::consts::ARCH,
+        command.join(" "),
+        load_average(),
+        mode.describe(),
     );
-    eprintln!("{header}\nmeasuring (well under a minute)...");
+    eprintln!("{header}\nmeasuring...");
 
     let mut rows = Vec::new();
     let mut baselines = Vec::new();
     eprintln!("  uncontended and recursive pairs");
     uncontended(&mut rows, &mut baselines);
-    eprintln!("  contended");
-    contended(&mut rows);
+    let sweep = sweep(&calibration, rounds);
     eprintln!("  bounded buffer");
-    bounded_buffer(&mut rows);
+    bounded_buffer(&mut rows, rounds);
     eprintln!("  ping-pong");
-    ping_pong(&mut rows);
+    ping_pong(&mut rows, rounds);
+    let csv = write_csv(CSV_PATH, &sweep);
 
     println!("{header}\n");
-    println!(
-        "| scenario | unit | metalock word | metalock Synchronized | parking_lot | std | CAS floor | metalock/parking_lot |"
-    );
-    println!("|---|---|--:|--:|--:|--:|--:|--:|");
-    for row in &rows {
-        let ratio = row.ratio().map(|r| {
-            let hint = match (row.better, r) {
-                (Better::Lower, r) if r <= 1.0 => " (better)",
-                (Better::Higher, r) if r >= 1.0 => " (better)",
-                _ => "",
-            };
-            format!("{}{hint}", fmt_value(Some(r)))
-        });
-        let cells: Vec<String> = row.values.iter().map(|v| fmt_value(*v)).collect();
-        println!(
-            "| {} | {} | {} | {} |",
-            row.scenario,
-            row.unit,
-            cells.join(" | "),
-            ratio.unwrap_or_else(|| "—".to_string()),
-        );
-    }
+    print_table(&rows);
     println!();
     println!(
         "↓ lower is better, ↑ higher is better. metalock/parking_lot divides the metalock \
          Synchronized column (the raw word where Synchronized does not apply) by parking_lot: \
-         below 1 is better for metalock on ↓ rows, above 1 on ↑ rows; \"(better)\" marks where \
-         metalock wins."
+         \"(better)\" marks where metalock is at least as good."
     );
     println!(
         "Uncontended rows are the cost of synchronization, time minus the time of the same loop \
          without locking (paper 000, Fig. 9), per lock/unlock pair with an increment as body, \
-         cycling over N 16-byte objects; baseline loop per iteration: {}.",
+         cycling over N 16-byte objects; baseline loop per iteration: {}. Medians of \
+         {UNCONTENDED_REPS} runs of {UNCONTENDED_PAIRS} pairs, interleaved across the columns.",
         baselines.join(", ")
     );
     println!(
         "² recursive: parking_lot is ReentrantMutex, the floor a spin lock with owner and count; \
-         Synchronized, Mutex and std's Mutex are not reentrant."
+         Synchronized, Mutex and std's Mutex are not reentrant. CAS floor: a spin lock acquired \
+         and released by one compare-and-swap each."
     );
     println!(
-        "Contended: one object, a critical section of {} dependent increments and {} outside, \
-         {CONTENDED_REPS} rounds of {CONTENDED_ROUND:?}; CPU per op is process user+system time \
-         (getrusage) over all operations; max/min compares the busiest and the least busy thread.",
-        common::CS_STEPS,
-        common::THINK_STEPS,
+        "Bounded buffer (capacity), producer/consumer pairs: metalock uses one monitor \
+         (wait_while + notify_all), the peers a Mutex and two Condvars (notify_one). Ping-pong: \
+         two threads flip a turn flag under the lock and wake each other (notify_one). \
+         {rounds} per column, interleaved, medians; CPU is process user+system time (getrusage)."
     );
     println!(
-        "³ the same spread of the CPU time each thread got (getrusage RUSAGE_THREAD, Linux \
-         only): with more threads than cores, the scheduler's share bounds how even the \
-         operations can be, whatever the lock."
+        "³ voluntary context switches (getrusage ru_nvcsw) of the benchmark's threads, that is \
+         how often a thread blocked, per item or round trip."
     );
+    println!();
     println!(
-        "Bounded buffer: metalock uses one monitor (wait_while + notify_all), the peers a Mutex \
-         and two Condvars. Ping-pong: two threads flip a turn flag under the lock and wake each \
-         other (metalock notify_one, peers Condvar::notify_one). CAS floor: a spin lock acquired \
-         and released by one compare-and-swap each. Medians of {UNCONTENDED_REPS} runs \
-         (uncontended, {UNCONTENDED_PAIRS} pairs each), {CONTENDED_REPS} (contended), \
-         {BUFFER_REPS} ({BUFFER_ITEMS_PER_PAIR} items per pair) and {PING_PONG_REPS} \
-         ({PING_PONG_ROUND_TRIPS} round trips), interleaved across the columns."
+        "Contention sweep: one object, T threads each looping {{ lock; critical section (cs) on \
+         the protected value; unlock; work outside }}; {rounds} per lock and cell, interleaved \
+         across the locks, medians. Throughput is operations per second of all threads, CPU per \
+         op the process's user+system time (getrusage) over all operations, max/min the busiest \
+         thread's operations over the least busy one's.\n"
     );
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    print_grids(&sweep);
+    print_absolute(&sweep);
+    match csv {
+        Ok(()) => println!("Every figure of every lock and cell: {CSV_PATH}"),
+        Err(e) => println!("Could not write {CSV_PATH}: {e}"),
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!("Measured in {elapsed:.0} s.");
+    eprintln!("done in {elapsed:.1} s");
 }

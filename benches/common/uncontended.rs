@@ -1,0 +1,39 @@
+//! Uncontended: the paper's Fig. 9 method (section 6.3.1), lock/unlock pairs
+//! with a trivial body, one thread.
+
+use std::time::{Duration, Instant};
+
+use super::locks::{CounterLock, RecursiveLock};
+use super::work::bump;
+
+/// Object counts of the uncontended benchmarks (powers of two).
+pub const OBJECT_COUNTS: [usize; 3] = [1, 4096, 524_288];
+
+/// `n` objects of type `L`.
+pub fn objects<L: CounterLock>(n: usize) -> Vec<L> {
+    (0..n as u64).map(L::new).collect()
+}
+
+/// Runs `pairs` lock/bump/unlock pairs cycling over `objects` (whose length
+/// is a power of two) and returns the time taken.
+#[inline(never)]
+pub fn cycle<L: CounterLock>(objects: &[L], pairs: u64) -> Duration {
+    assert!(objects.len().is_power_of_two());
+    let mask = objects.len() - 1;
+    let start = Instant::now();
+    for i in 0..pairs as usize {
+        objects[i & mask].with(bump);
+    }
+    start.elapsed()
+}
+
+/// Runs `pairs` recursive pairs (lock, lock, bump, unlock, unlock) on one
+/// object and returns the time taken.
+#[inline(never)]
+pub fn recursive<L: RecursiveLock>(object: &L, pairs: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..pairs {
+        object.with_recursive(bump);
+    }
+    start.elapsed()
+}
