@@ -112,25 +112,43 @@ pub(crate) mod releases {
 /// A bounded spin before blocking: a few rounds of exponentially more spin
 /// hints, then a few yields, then `spin` says stop. Short, because a
 /// `pause` costs up to ~140 cycles on recent x86 and a waiter that spins too
-/// long only burns the core the owner needs. Under loom it stops at once:
-/// spinning would only hide the other model threads.
-#[cfg(not(metalock_swap_only))]
-#[derive(Debug, Default)]
+/// long only burns the core the owner needs; the yields let a thread that
+/// was woken onto this core run. Under loom it stops at once: spinning would
+/// only hide the other model threads.
+#[derive(Debug)]
 pub(crate) struct SpinWait {
     round: u32,
+    limit: u32,
 }
 
-#[cfg(not(metalock_swap_only))]
+impl Default for SpinWait {
+    fn default() -> Self {
+        Self::with_limit(Self::ROUNDS)
+    }
+}
+
 impl SpinWait {
     /// Rounds of spin hints (2, 4, 8 hints) before the yields start.
     const SPIN_ROUNDS: u32 = 3;
-    /// Rounds in all, spins and yields.
-    const ROUNDS: u32 = 10;
+    /// Rounds in all, spins and yields, at most.
+    pub(crate) const ROUNDS: u32 = 10;
+
+    /// A spin of at most `limit` rounds (at most `ROUNDS`).
+    pub(crate) const fn with_limit(limit: u32) -> Self {
+        Self {
+            round: 0,
+            limit: if limit < Self::ROUNDS {
+                limit
+            } else {
+                Self::ROUNDS
+            },
+        }
+    }
 
     /// Waits one round; `false` once the budget is spent.
     #[inline]
     pub(crate) fn spin(&mut self) -> bool {
-        if cfg!(loom) || self.round >= Self::ROUNDS {
+        if cfg!(loom) || self.round >= self.limit {
             return false;
         }
         self.round += 1;

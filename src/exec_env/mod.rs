@@ -124,9 +124,6 @@ pub(crate) struct ExecEnv {
     last_taken: UnsafeCell<*const LockRecord>,
     /// Thread-owned: size of the next refill of the free list.
     next_batch: UnsafeCell<usize>,
-    /// Thread-owned: how much of this thread's recent monitor use ended in a
-    /// wait, the statistic of the hand-over policy (`monitor::policy`).
-    pub(crate) wait_score: UnsafeCell<u32>,
     /// Thread-owned: the thread runs test code under a meta-lock (the
     /// `__with_meta_lock` seam), and may not take another.
     #[cfg(feature = "__test-hooks")]
@@ -170,7 +167,6 @@ impl ExecEnv {
             records_out: UnsafeCell::new(0),
             last_taken: UnsafeCell::new(core::ptr::null()),
             next_batch: UnsafeCell::new(free_list::FIRST_BATCH),
-            wait_score: UnsafeCell::new(0),
             #[cfg(feature = "__test-hooks")]
             in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]

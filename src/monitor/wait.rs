@@ -133,37 +133,33 @@ impl MultiUseWord {
         // gets the monitor. In that order: a notifier ordered after our
         // release of the monitor must find the stripe counting us.
         unsafe {
-            policy::note_wait(ee);
             let (rest, displaced) = (record.queue(), record.displaced());
             waiting.push(record, key);
-            release_to_queue(held, rest, displaced, true);
+            release_to_queue(held, rest, displaced);
         }
     }
 
     /// Sleeps until an exit invites this thread or hands it the monitor, or
     /// until `deadline`; returns the signal (`SIGNAL_NONE` if the time ran
-    /// out first).
+    /// out first). Spins first (see `policy`).
     fn sleep(&self, ee: &ExecEnv, deadline: Option<Instant>) -> usize {
-        let mut spin = crate::primitive::SpinWait::default();
-        loop {
-            let signal = ee.monitor_signal.load(Ordering::Acquire);
-            if signal != SIGNAL_NONE {
-                return signal;
-            }
-            if !spin.spin() {
-                break;
+        // Acquire (here and below) pairs with the Release store of the exit
+        // that signals us: its changes, and those of every owner before it,
+        // are visible.
+        let signal = || ee.monitor_signal.load(Ordering::Acquire);
+        let mut spin = policy::wait_spin();
+        while spin.spin() {
+            if signal() != SIGNAL_NONE {
+                return signal();
             }
         }
         loop {
-            // Acquire pairs with the Release store of the exit that signals
-            // us: its changes, and those of every owner before it, are
-            // visible.
-            let signal = ee.monitor_signal.load(Ordering::Acquire);
+            let signal = signal();
             if signal != SIGNAL_NONE {
                 return signal;
             }
             if ee.parker.park(deadline) {
-                // Acquire: as above; a signal may still have raced in.
+                // A signal may still have raced in.
                 return ee.monitor_signal.load(Ordering::Acquire);
             }
         }
@@ -228,7 +224,7 @@ impl MultiUseWord {
                     waiter.set_displaced(displaced);
                     let queue = waiter as *const LockRecord as *mut LockRecord;
                     if let Some(lock) = held.take() {
-                        release_to_queue(lock, queue, displaced, false);
+                        release_to_queue(lock, queue, displaced);
                     }
                 }
             }
