@@ -15,11 +15,14 @@
 //!   ran, interleaved, measure them, and a table is printed.
 //! - `bounded_buffer/P_pairs`: items moved by P producer/consumer pairs
 //!   (P in 1, 4) through a buffer of capacity 1, 16 and 256 (benchmark ids
-//!   `IMPL/capacity`); metalock uses one monitor (`Synchronized<VecDeque>`,
-//!   `wait_while` + `notify_all`), the peers a Mutex and two Condvars.
+//!   `IMPL/capacity`); metalock with one monitor's own wait set
+//!   (`Synchronized<VecDeque>`, `wait_while` + `notify_all`) and with two
+//!   conditions (`notify_one`), the peers a Mutex and two Condvars.
 //! - `ping_pong`: round trips between two threads taking turns through a
 //!   flag under the monitor (peers: Mutex + Condvar); the time is the
 //!   round-trip latency.
+//! - `idle_notify`: a condition's `notify_one` with nobody waiting
+//!   (metalock's `Condition`, parking_lot's and std's `Condvar`).
 //!
 //! `cargo bench --bench contended` takes about 10 minutes once built
 //! (measured 10 min 15 s on a 2-vCPU AMD EPYC VM, 2026-11-23): 121
@@ -39,8 +42,8 @@ use common::contention::{self, LockKind, Padded, SWEEP_LOCKS};
 use common::locks::{CounterLock, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
 use common::measure::{Rounds, Summary};
 use common::wait_notify::{
-    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaPingPong, PAIR_COUNTS, PingPong,
-    PlBuffer, PlPingPong, StdBuffer, StdPingPong,
+    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
+    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
 };
 use common::work::{Calibration, Workload};
 
@@ -181,6 +184,7 @@ fn bounded_buffer(c: &mut Criterion) {
         group.sampling_mode(SamplingMode::Flat);
         group.throughput(Throughput::Elements(1));
         buffer_one::<MetaBuffer>(&mut group, pairs);
+        buffer_one::<MetaCondBuffer>(&mut group, pairs);
         buffer_one::<PlBuffer>(&mut group, pairs);
         buffer_one::<StdBuffer>(&mut group, pairs);
         group.finish();
@@ -203,11 +207,27 @@ fn ping_pong(c: &mut Criterion) {
     group.finish();
 }
 
+/// A condition's `notify_one` with nobody waiting: one criterion iteration
+/// is one call.
+fn idle_notify(c: &mut Criterion) {
+    let mut group = c.benchmark_group("idle_notify");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("metalock_condition", |b| {
+        b.iter_custom(wait_notify::idle_notify_metalock);
+    });
+    group.bench_function("parking_lot", |b| {
+        b.iter_custom(wait_notify::idle_notify_parking_lot);
+    });
+    group.bench_function("std", |b| b.iter_custom(wait_notify::idle_notify_std));
+    group.finish();
+}
+
 fn main() {
     let calibration = Calibration::measure();
     let mut c = common::criterion();
     contended(&mut c, &calibration);
     bounded_buffer(&mut c);
     ping_pong(&mut c);
+    idle_notify(&mut c);
     c.final_summary();
 }

@@ -44,8 +44,8 @@ use common::locks::{
 use common::measure::{RoundStats, Rounds, Summary, interleaved, median};
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
-    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaPingPong, PAIR_COUNTS, PingPong,
-    PlBuffer, PlPingPong, StdBuffer, StdPingPong,
+    self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
+    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
 };
 use common::work::{Calibration, WORK_NS, Workload, work_label};
 
@@ -273,7 +273,8 @@ fn bounded_buffer(rows: &mut Vec<Row>, rounds: Rounds) {
     for capacity in BUFFER_CAPACITIES {
         for pairs in PAIR_COUNTS {
             let runs = [
-                buffer_run::<MetaBuffer>(SYNC, capacity, pairs, rounds.length),
+                buffer_run::<MetaBuffer>(WORD, capacity, pairs, rounds.length),
+                buffer_run::<MetaCondBuffer>(SYNC, capacity, pairs, rounds.length),
                 buffer_run::<PlBuffer>(PL, capacity, pairs, rounds.length),
                 buffer_run::<StdBuffer>(STD, capacity, pairs, rounds.length),
             ];
@@ -282,6 +283,40 @@ fn bounded_buffer(rows: &mut Vec<Row>, rounds: Rounds) {
             rows.extend(wait_notify_rows(&scenario, false, &runs, rounds));
         }
     }
+}
+
+/// Calls of `notify_one` per timed run of the idle-notify row.
+const IDLE_NOTIFIES: u64 = 10_000_000;
+
+/// A condition's `notify_one` with nobody waiting (the word monitor's own
+/// notify needs a guard, so only the Synchronized column, with a
+/// `Condition`, and the peers' Condvars).
+fn idle_notify(rows: &mut Vec<Row>) {
+    let runs: [Run<'static, Duration>; 3] = [
+        (
+            SYNC,
+            Box::new(|| wait_notify::idle_notify_metalock(IDLE_NOTIFIES)),
+        ),
+        (
+            PL,
+            Box::new(|| wait_notify::idle_notify_parking_lot(IDLE_NOTIFIES)),
+        ),
+        (
+            STD,
+            Box::new(|| wait_notify::idle_notify_std(IDLE_NOTIFIES)),
+        ),
+    ];
+    let samples = run_interleaved(&runs, UNCONTENDED_REPS, 1);
+    let mut row = Row::new(
+        "condition notify_one, nobody waiting",
+        "ns ↓",
+        Better::Lower,
+    );
+    for ((column, _), times) in runs.iter().zip(&samples) {
+        let mut ns: Vec<f64> = times.iter().map(|&d| ns_per(d, IDLE_NOTIFIES)).collect();
+        row.values[*column] = Some(median(&mut ns));
+    }
+    rows.push(row);
 }
 
 fn ping_pong_run<P: PingPong>(column: usize, length: Duration) -> Run<'static, RoundStats> {
@@ -736,6 +771,7 @@ fn main() {
     let sweep = sweep(&calibration, rounds);
     eprintln!("  bounded buffer");
     bounded_buffer(&mut rows, rounds);
+    idle_notify(&mut rows);
     eprintln!("  ping-pong");
     ping_pong(&mut rows, rounds);
     let csv = write_csv(CSV_PATH, &sweep);
@@ -761,10 +797,13 @@ fn main() {
          and released by one compare-and-swap each."
     );
     println!(
-        "Bounded buffer (capacity), producer/consumer pairs: metalock uses one monitor \
-         (wait_while + notify_all), the peers a Mutex and two Condvars (notify_one). Ping-pong: \
-         two threads flip a turn flag under the lock and wake each other (notify_one). \
-         {rounds} per column, interleaved, medians; CPU is process user+system time (getrusage)."
+        "Bounded buffer (capacity), producer/consumer pairs: in the metalock word column one \
+         monitor's own wait set (wait_while + notify_all, Java's way), in the Synchronized \
+         column a Synchronized with two Conditions, not_full and not_empty (notify_one), as the \
+         peers use a Mutex and two Condvars (notify_one). Ping-pong: two threads flip a turn \
+         flag under the lock and wake each other (notify_one). {rounds} per column, \
+         interleaved, medians; CPU is process user+system time (getrusage). Idle notify: \
+         {IDLE_NOTIFIES} calls, medians of {UNCONTENDED_REPS} runs."
     );
     println!(
         "³ voluntary context switches (getrusage ru_nvcsw) of the benchmark's threads, that is \

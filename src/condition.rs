@@ -259,6 +259,7 @@ impl Condition {
     /// let condition = Condition::new();
     /// assert!(!condition.notify_one()); // nobody waits: not remembered
     /// ```
+    #[inline]
     pub fn notify_one(&self) -> bool {
         self.word.notify(false) != 0
     }
@@ -272,6 +273,7 @@ impl Condition {
     /// let condition = Condition::new();
     /// assert_eq!(condition.notify_all(), 0);
     /// ```
+    #[inline]
     pub fn notify_all(&self) -> usize {
         self.word.notify(true)
     }

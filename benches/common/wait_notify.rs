@@ -1,6 +1,7 @@
 //! Waiting and notifying: a bounded buffer (producers and consumers) and
-//! ping-pong (two threads taking turns), metalock's one monitor per object
-//! against a Mutex with Condvars.
+//! ping-pong (two threads taking turns), metalock's monitor (with its own
+//! wait set, or with two conditions) against a Mutex with Condvars; and the
+//! cost of a notify that finds nobody waiting.
 //!
 //! Each comes in two forms: an amount of work timed for criterion
 //! ([`buffer_transfer`], [`ping_pong`]) and a fixed-duration round for the
@@ -12,7 +13,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use metalock::Synchronized;
+use metalock::{Condition, Synchronized};
 
 use super::measure::{RoundStats, scale, timed_round, timed_threads};
 
@@ -69,6 +70,41 @@ impl BoundedBuffer for MetaBuffer {
         queue.wait_while(|q| q.is_empty());
         let item = queue.pop_front().expect("non-empty");
         queue.notify_all();
+        item
+    }
+}
+
+/// metalock with two conditions, written as the Mutex + two Condvars
+/// versions are: `not_full` and `not_empty`, `notify_one`.
+pub struct MetaCondBuffer {
+    queue: Synchronized<VecDeque<u64>>,
+    not_full: Condition,
+    not_empty: Condition,
+    capacity: usize,
+}
+
+impl BoundedBuffer for MetaCondBuffer {
+    const NAME: &'static str = "metalock_conditions";
+    fn new(capacity: usize) -> Self {
+        Self {
+            queue: Synchronized::new(VecDeque::with_capacity(capacity)),
+            not_full: Condition::new(),
+            not_empty: Condition::new(),
+            capacity,
+        }
+    }
+    fn put(&self, item: u64) {
+        let mut queue = self.queue.lock();
+        self.not_full
+            .wait_while(&mut queue, |q| q.len() >= self.capacity);
+        queue.push_back(item);
+        self.not_empty.notify_one();
+    }
+    fn take(&self) -> u64 {
+        let mut queue = self.queue.lock();
+        self.not_empty.wait_while(&mut queue, |q| q.is_empty());
+        let item = queue.pop_front().expect("non-empty");
+        self.not_full.notify_one();
         item
     }
 }
@@ -348,4 +384,35 @@ pub fn timed_ping_pong<P: PingPong>(length: Duration) -> RoundStats {
             0
         }
     })
+}
+
+/// The time of `notifies` calls of `notify_one` on a condition nobody waits
+/// on: metalock's `Condition`.
+pub fn idle_notify_metalock(notifies: u64) -> Duration {
+    let condition = Condition::new();
+    let start = std::time::Instant::now();
+    for _ in 0..notifies {
+        std::hint::black_box(std::hint::black_box(&condition).notify_one());
+    }
+    start.elapsed()
+}
+
+/// As [`idle_notify_metalock`], with parking_lot's `Condvar`.
+pub fn idle_notify_parking_lot(notifies: u64) -> Duration {
+    let condvar = parking_lot::Condvar::new();
+    let start = std::time::Instant::now();
+    for _ in 0..notifies {
+        std::hint::black_box(std::hint::black_box(&condvar).notify_one());
+    }
+    start.elapsed()
+}
+
+/// As [`idle_notify_metalock`], with std's `Condvar`.
+pub fn idle_notify_std(notifies: u64) -> Duration {
+    let condvar = std::sync::Condvar::new();
+    let start = std::time::Instant::now();
+    for _ in 0..notifies {
+        std::hint::black_box(&condvar).notify_one();
+    }
+    start.elapsed()
 }

@@ -100,6 +100,7 @@ impl ConditionWord {
     /// enter, and if nobody owns the monitor the first is invited at once.
     ///
     /// Costs one load when nobody waits on the condition.
+    #[inline]
     pub(crate) fn notify(&self, all: bool) -> usize {
         // Acquire pairs with the release of the monitor's meta-lock that
         // followed a waiter's binding, so that a notifier ordered after a
@@ -107,6 +108,13 @@ impl ConditionWord {
         if self.bound.load(Ordering::Acquire) == 0 {
             return 0;
         }
+        self.notify_waiters(all)
+    }
+
+    /// The part of `notify` that has waiters to reach.
+    #[cold]
+    #[inline(never)]
+    fn notify_waiters(&self, all: bool) -> usize {
         ExecEnv::with_current(|ee| {
             count!(ee, notifies);
             stripe(self.id()).with(|waiting| {
