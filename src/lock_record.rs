@@ -114,13 +114,13 @@ impl LockRecord {
         self.owner.load(core::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Gives the record to another owner (never under loom, where no thread
-    /// donates records).
+    /// Gives the record to another owner: a donated record to the thread that
+    /// takes it, or an EE's hot record to the EE once it has its address.
     ///
     /// # Safety
     /// Called by the new owner's thread, which took the record from the pool
-    /// of donated records: it is in no queue, no word and on no free list.
-    #[cfg(not(loom))]
+    /// of donated records, or before the EE that holds the record is
+    /// published: it is in no queue, no word and on no free list.
     pub(crate) unsafe fn set_owner(&self, owner: usize) {
         // Relaxed: other threads read it only through a word this thread
         // publishes later, with Release, once it installs the record.

@@ -9,16 +9,16 @@ use super::{DETACHED, ExecEnv, global};
 use crate::lock_record::LockRecord;
 
 /// Records a thread gets the first time its free list runs dry; each further
-/// refill doubles.
-pub(super) const FIRST_BATCH: usize = 8;
+/// refill doubles. With the EE's hot record, 8 at first.
+pub(super) const FIRST_BATCH: usize = 7;
 
 /// How many lock records all threads together have taken from the global
 /// allocator so far (the figure of paper 000, Table 2).
 ///
-/// Each thread that synchronizes binds an execution environment with a free
-/// list of records; a first batch of 8 is allocated for it, and a new batch,
-/// twice the last, only when it holds or waits on more monitors at once than
-/// it has records. Records are recycled through the thread's free list and,
+/// Each thread that synchronizes binds an execution environment with a
+/// record of its own and a free list of records; 8 in all are allocated for
+/// it at first, and a new batch, twice the last, only when it holds or
+/// waits on more monitors at once than it has records. Records are recycled through the thread's free list and,
 /// when it exits, handed with its environment to the next new thread, on
 /// every path a thread can take (exiting normally or by a panic, locking
 /// from thread-local destructors, threads started outside Rust). So the
@@ -32,6 +32,19 @@ pub fn lock_records_allocated() -> usize {
 }
 
 impl ExecEnv {
+    /// The EE's hot record (see its field): the one the extra-fast lock
+    /// uses when the thread holds no record.
+    #[inline(always)]
+    pub(crate) fn hot_record(&'static self) -> &'static LockRecord {
+        &self.hot_record
+    }
+
+    /// Whether `record` is this EE's hot record.
+    #[inline(always)]
+    fn is_hot(&self, record: &LockRecord) -> bool {
+        ptr::eq(record, &self.hot_record)
+    }
+
     /// The first record of this thread's free list, pre-initialised (owner:
     /// this EE, count 1, empty queue, not waiting), left on the list: the
     /// fused lock fills it in and takes it only once its
@@ -55,16 +68,21 @@ impl ExecEnv {
         }
     }
 
-    /// Takes `record`, the head of the free list, off it.
+    /// Takes `record`, the head of the free list or the hot record, for use.
     ///
     /// # Safety
     /// `self` is the calling thread's EE and `record` came from
     /// `peek_lock_record` with no list change since, or from
-    /// `push_lock_record` with no list change since.
+    /// `push_lock_record` with no list change since, or is the hot record
+    /// and the thread holds no record.
     #[inline(always)]
     pub(crate) unsafe fn take_lock_record(&self, record: &LockRecord) {
         // SAFETY: caller's contract; thread-owned fields.
         unsafe {
+            if self.is_hot(record) {
+                self.records_out.with_mut(|n| *n += 1);
+                return;
+            }
             debug_assert!(ptr::eq(self.free_records.with(|h| *h), record));
             let next = record.free_next();
             self.free_records.with_mut(|h| *h = next);
@@ -74,7 +92,7 @@ impl ExecEnv {
     }
 
     /// The record last taken from the free list (null before the first, and
-    /// after the free list was donated).
+    /// after the free list was donated); the hot record does not count.
     ///
     /// # Safety
     /// `self` is the calling thread's EE.
@@ -101,8 +119,9 @@ impl ExecEnv {
         }
     }
 
-    /// Puts `record` on the free list without touching its other fields.
-    /// Returns whether the EE is now detached with no record out.
+    /// Puts `record` on the free list (the hot record: puts it back) without
+    /// touching its other fields. Returns whether the EE is now detached
+    /// with no record out.
     ///
     /// The fused unlock puts its record back *before* its compare-and-swap
     /// and takes it again (`take_lock_record`) if that fails: measured on
@@ -122,6 +141,12 @@ impl ExecEnv {
         // SAFETY: the free list, the record's link and the counter are owned
         // by the calling thread (caller's contract).
         unsafe {
+            if self.is_hot(record) {
+                return self.records_out.with_mut(|n| {
+                    *n -= 1;
+                    *n == DETACHED
+                });
+            }
             let head = self.free_records.with(|h| *h);
             record.set_free_next(head);
             self.free_records

@@ -113,8 +113,13 @@ mod pools {
     fn allocate_env() -> &'static ExecEnv {
         let ee: &'static ExecEnv =
             alloc::boxed::Box::leak(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
+        // SAFETY: not published yet.
+        unsafe { ee.settle() };
+        count!(ee, lock_records_allocated);
         POOLS.with(|_| {
             add(&ENVS_ALLOCATED, 1);
+            // Its hot record.
+            add(&RECORDS_ALLOCATED, 1);
             #[cfg(feature = "stats")]
             all::push(ee);
         });
@@ -300,8 +305,12 @@ mod registry {
         let ee =
             alloc::boxed::Box::into_raw(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
         REGISTRY.register(Allocation::Env(ee), &ENVS_ALLOCATED, 1);
-        // SAFETY: freed only once this execution has ended.
-        unsafe { &*ee }
+        // SAFETY: freed only once this execution has ended; not published
+        // yet.
+        unsafe {
+            (*ee).settle();
+            &*ee
+        }
     }
 
     /// A batch of `n` fresh records owned by `owner`, linked by the caller.

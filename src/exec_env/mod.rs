@@ -112,6 +112,12 @@ pub(crate) struct ExecEnv {
     /// Starts the thread-owned fields on the next cache-line block
     /// (zero-sized, aligned as crossbeam pads for the target).
     thread_owned_block: CachePadded<()>,
+    /// The record the extra-fast lock uses when the thread holds no record
+    /// at all (the common case: one monitor at a time), in the EE's own
+    /// lines and on no free list, so that such a lock and unlock take and
+    /// return it with one store each. Its owner is this EE (set once the EE
+    /// has its address, before it is published).
+    hot_record: LockRecord,
     /// Thread-owned: first free lock record.
     free_records: UnsafeCell<*mut LockRecord>,
     /// Thread-owned: lock records taken from the free list and not returned
@@ -163,6 +169,7 @@ impl ExecEnv {
             monitor_signal: AtomicUsize::new(SIGNAL_NONE),
             parker: Parker::new(),
             thread_owned_block: CachePadded::new(()),
+            hot_record: LockRecord::new(0),
             free_records: UnsafeCell::new(core::ptr::null_mut()),
             records_out: UnsafeCell::new(0),
             last_taken: UnsafeCell::new(core::ptr::null()),
@@ -176,6 +183,15 @@ impl ExecEnv {
             #[cfg(not(loom))]
             pool_next: UnsafeCell::new(core::ptr::null()),
         }
+    }
+
+    /// Finishes a fresh EE at its final address: its hot record's owner.
+    ///
+    /// # Safety
+    /// Called once, before the EE is published to any thread.
+    pub(super) unsafe fn settle(&self) {
+        // SAFETY: the EE is not published yet (caller's contract).
+        unsafe { self.hot_record.set_owner(self.as_owner()) };
     }
 
     /// The calling thread's EE, bound (from the pool, or new) on first use.

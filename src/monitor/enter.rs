@@ -72,7 +72,11 @@ impl MultiUseWord {
             // reading the record the word points at, then its owner.
             // SAFETY: `ee` is the calling thread's EE.
             let last = unsafe { ee.last_taken_lock_record() };
-            let mine = if bits & !QUEUE_SUMMARY == last as usize | LOCKED {
+            let hot = ee.hot_record() as *const LockRecord;
+            let masked = bits & !QUEUE_SUMMARY;
+            let mine = if masked == hot as usize | LOCKED {
+                hot
+            } else if masked == last as usize | LOCKED {
                 last
             } else if owner_is(bits, ee) {
                 record_of(bits)
@@ -94,25 +98,38 @@ impl MultiUseWord {
             return None;
         }
         #[cfg(not(metalock_swap_only))]
-        return self.fused_lock_guessing(ee);
+        {
+            // SAFETY: `ee` is the calling thread's EE.
+            let record = if unsafe { ee.has_records_out() } {
+                // SAFETY: as above.
+                unsafe { ee.peek_lock_record() }
+            } else {
+                // Nothing is out, the hot record included.
+                ee.hot_record()
+            };
+            self.fused_lock_guessing(ee, record)
+        }
         #[cfg(metalock_swap_only)]
         None
     }
 
-    /// The extra-fast lock without a load first: guesses the word's NEUTRAL
+    /// The extra-fast lock without a load first, with `record` (the hot
+    /// record, or the head of the free list): guesses the word's NEUTRAL
     /// value and compare-and-swaps at once. Under contention a load then a
     /// compare-and-swap moves the cache line twice (profiled: the load's
     /// miss was a fifth of the contended cycles), a compare-and-swap alone
-    /// once. The guess is the payload the thread's next free record
-    /// displaced last time: right when a thread locks the same object
-    /// again, and for every object whose payload is 0 (every
-    /// `Synchronized`). A wrong guess fails and returns the word, as the
-    /// load would have, and a NEUTRAL word is then tried once more.
+    /// once. The guess is the payload the record displaced last time: right
+    /// when a thread locks the same object again, and for every object whose
+    /// payload is 0 (every `Synchronized`). A wrong guess fails and returns
+    /// the word, as the load would have, and a NEUTRAL word is then tried
+    /// once more.
     #[cfg(not(metalock_swap_only))]
     #[inline(always)]
-    fn fused_lock_guessing(&self, ee: &'static ExecEnv) -> Option<&'static LockRecord> {
-        // SAFETY: `ee` is the calling thread's EE.
-        let record = unsafe { ee.peek_lock_record() };
+    fn fused_lock_guessing(
+        &self,
+        ee: &'static ExecEnv,
+        record: &'static LockRecord,
+    ) -> Option<&'static LockRecord> {
         let guess = record.displaced();
         // AcqRel on success: as in `fused_install`. Acquire on failure: the
         // returned word may point at a record whose owner we read.
@@ -123,7 +140,8 @@ impl MultiUseWord {
             Ordering::Acquire,
         ) {
             Ok(_) => {
-                // SAFETY: `record` is still the head of our free list.
+                // SAFETY: `record` is the hot record with nothing out, or
+                // still the head of our free list.
                 unsafe { ee.take_lock_record(record) };
                 count!(ee, extra_fast_hits);
                 Some(record)
