@@ -45,9 +45,10 @@ impl ExecEnv {
         ptr::eq(record, &self.hot_record)
     }
 
-    /// The first record of this thread's free list, pre-initialised (owner:
-    /// this EE, count 1, empty queue, not waiting), left on the list: the
-    /// fused lock fills it in and takes it only once its
+    /// The record the thread enters its next monitor with, pre-initialised
+    /// (owner: this EE, count 1, empty queue, not waiting): the hot record
+    /// while the thread holds none, else the first of its free list, left
+    /// on the list. The fused lock fills it in and takes it only once its
     /// compare-and-swap succeeded, so that nothing but the displaced payload
     /// is stored before the locked instruction; and a slow path peeks before
     /// it takes a meta-lock, so that it never allocates while holding one.
@@ -59,6 +60,9 @@ impl ExecEnv {
         // SAFETY: the free list is owned by the calling thread, and every
         // record on it lives as long as the EE.
         unsafe {
+            if !self.has_records_out() {
+                return &self.hot_record;
+            }
             let mut head = self.free_records.with(|h| *h);
             if head.is_null() {
                 head = self.refill();
@@ -72,9 +76,8 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE and `record` came from
-    /// `peek_lock_record` with no list change since, or from
-    /// `push_lock_record` with no list change since, or is the hot record
-    /// and the thread holds no record.
+    /// `peek_lock_record` or `push_lock_record`, with no list change and no
+    /// record taken since.
     #[inline(always)]
     pub(crate) unsafe fn take_lock_record(&self, record: &LockRecord) {
         // SAFETY: caller's contract; thread-owned fields.
@@ -171,6 +174,10 @@ impl ExecEnv {
             // A donated record may become another thread's: it must not
             // pass for ours in a recursive enter.
             self.last_taken.with_mut(|last| *last = ptr::null());
+            // The next thread to bind this EE starts small again: were it
+            // to take a grown batch from the pool, it would leave other
+            // threads nothing to take there, and they would allocate.
+            self.next_batch.with_mut(|b| *b = FIRST_BATCH);
             global::donate_records(head);
         }
     }

@@ -112,8 +112,8 @@ pub(crate) struct ExecEnv {
     /// Starts the thread-owned fields on the next cache-line block
     /// (zero-sized, aligned as crossbeam pads for the target).
     thread_owned_block: CachePadded<()>,
-    /// The record the extra-fast lock uses when the thread holds no record
-    /// at all (the common case: one monitor at a time), in the EE's own
+    /// The record the thread enters with when it holds no record at all
+    /// (the common case: one monitor at a time), in the EE's own
     /// lines and on no free list, so that such a lock and unlock take and
     /// return it with one store each. Its owner is this EE (set once the EE
     /// has its address, before it is published).

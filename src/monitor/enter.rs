@@ -100,21 +100,15 @@ impl MultiUseWord {
         #[cfg(not(metalock_swap_only))]
         {
             // SAFETY: `ee` is the calling thread's EE.
-            let record = if unsafe { ee.has_records_out() } {
-                // SAFETY: as above.
-                unsafe { ee.peek_lock_record() }
-            } else {
-                // Nothing is out, the hot record included.
-                ee.hot_record()
-            };
+            let record = unsafe { ee.peek_lock_record() };
             self.fused_lock_guessing(ee, record)
         }
         #[cfg(metalock_swap_only)]
         None
     }
 
-    /// The extra-fast lock without a load first, with `record` (the hot
-    /// record, or the head of the free list): guesses the word's NEUTRAL
+    /// The extra-fast lock without a load first, with `record` (from
+    /// `peek_lock_record`): guesses the word's NEUTRAL
     /// value and compare-and-swaps at once. Under contention a load then a
     /// compare-and-swap moves the cache line twice (profiled: the load's
     /// miss was a fifth of the contended cycles), a compare-and-swap alone
@@ -140,8 +134,8 @@ impl MultiUseWord {
             Ordering::Acquire,
         ) {
             Ok(_) => {
-                // SAFETY: `record` is the hot record with nothing out, or
-                // still the head of our free list.
+                // SAFETY: `record` came from `peek_lock_record`, nothing
+                // taken since.
                 unsafe { ee.take_lock_record(record) };
                 count!(ee, extra_fast_hits);
                 Some(record)
@@ -159,11 +153,12 @@ impl MultiUseWord {
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
         if !self.fused_install(record, neutral) {
-            // The record stays on the free list; its displaced payload is
-            // overwritten by the next use.
+            // The record stays unused; its displaced payload is overwritten
+            // by the next use.
             return None;
         }
-        // SAFETY: `record` is still the head of our free list.
+        // SAFETY: `record` came from `peek_lock_record`, nothing taken
+        // since.
         unsafe { ee.take_lock_record(record) };
         count!(ee, extra_fast_hits);
         Some(record)
@@ -265,7 +260,7 @@ impl MultiUseWord {
             }
         }
         // SAFETY: we hold the meta-lock at `bits`, not owned by us, and
-        // `record` is still the head of our free list.
+        // `record` came from `peek_lock_record`, nothing taken since.
         unsafe {
             ee.take_lock_record(record);
             self.acquire_held(ee, record, held, Entry::Fresh)
@@ -409,7 +404,7 @@ impl MultiUseWord {
         let bits = held.bits;
         if state(bits) != LOCKED {
             // SAFETY: we hold the meta-lock at `bits`, NEUTRAL or WAITERS;
-            // `record` is still the head of our free list.
+            // `record` came from `peek_lock_record`, nothing taken since.
             unsafe {
                 ee.take_lock_record(record);
                 self.install(held, record);
