@@ -35,8 +35,17 @@ unsafe impl Sync for Shared {}
 
 impl Shared {
     fn new() -> Arc<Self> {
+        Self::with_word(MultiUseWord::with_payload(PAYLOAD))
+    }
+
+    /// With a fair monitor.
+    fn fair() -> Arc<Self> {
+        Self::with_word(MultiUseWord::fair_with_payload(PAYLOAD))
+    }
+
+    fn with_word(word: MultiUseWord) -> Arc<Self> {
         Arc::new(Self {
-            word: MultiUseWord::with_payload(PAYLOAD),
+            word,
             counter: UnsafeCell::new(0),
             flag: UnsafeCell::new(false),
         })
@@ -82,6 +91,12 @@ impl Shared {
         assert_eq!(self.word.payload(), PAYLOAD);
         let g = self.word.lock();
         assert_eq!(self.counter(&g), counter);
+    }
+
+    /// As `check_final`, for a fair monitor: it stayed fair.
+    fn check_final_fair(&self, counter: usize) {
+        assert!(self.word.is_fair());
+        self.check_final(counter);
     }
 }
 
@@ -301,6 +316,64 @@ fn wait_hands_the_monitor_to_a_passed_over_contender() {
         handed_over > 0 || !reaches_hand_overs,
         "no execution handed the monitor over"
     );
+}
+
+/// `unlock_fair` hands the monitor to a queued contender (either thread may
+/// be the one queued): mutual exclusion throughout, and some execution took
+/// the hand-over path.
+#[test]
+fn unlock_fair_hands_the_monitor_over() {
+    let hand_overs_before = hand_overs();
+    explore("unlock_fair_hands_the_monitor_over", two_threads(), || {
+        let shared = Shared::new();
+        let other = spawn(&shared, |shared| {
+            let g = shared.word.lock();
+            shared.bump(&g);
+            g.unlock_fair();
+        });
+        for _ in 0..2 {
+            let g = shared.word.lock();
+            shared.bump(&g);
+            g.unlock_fair();
+        }
+        other.join().unwrap();
+        shared.check_final(3);
+    });
+    let handed_over = hand_overs() - hand_overs_before;
+    println!("unlock_fair_hands_the_monitor_over: {handed_over} hand-overs");
+    assert!(handed_over > 0, "no execution handed the monitor over");
+}
+
+/// A fair monitor with a waiter, a contender that also rewrites the payload
+/// (which must keep the monitor fair) and a notifier: every release hands
+/// over, the waiter comes back once notified, and the monitor stays fair.
+#[test]
+fn fair_monitor_wait_notify_and_contender() {
+    let hand_overs_before = hand_overs();
+    explore(
+        "fair_monitor_wait_notify_and_contender",
+        three_threads(),
+        || {
+            let shared = Shared::fair();
+            let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
+            let contender = spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                shared.word.set_payload(PAYLOAD);
+                shared.bump(&g);
+            });
+            {
+                let g = shared.word.lock();
+                shared.set_flag(&g);
+                g.notify_one();
+            }
+            waiter.join().unwrap();
+            contender.join().unwrap();
+            shared.check_final_fair(2);
+        },
+    );
+    let handed_over = hand_overs() - hand_overs_before;
+    println!("fair_monitor_wait_notify_and_contender: {handed_over} hand-overs");
+    assert!(handed_over > 0, "no execution handed the monitor over");
 }
 
 #[test]

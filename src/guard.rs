@@ -191,6 +191,27 @@ impl<'a> MonitorGuard<'a> {
         self.word.notify(self.record, true)
     }
 
+    /// Releases this level of the monitor like dropping the guard, but if it
+    /// is the last level and threads are queued to enter, hands the monitor
+    /// to the first of them instead of letting any thread take it
+    /// (parking_lot's `unlock_fair`). A plain release lets running threads
+    /// barge in ahead of a thread that is waking up, which is faster; a fair
+    /// one makes the queue's order the order of ownership.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// guard.unlock_fair();
+    /// assert!(!word.is_locked());
+    /// ```
+    #[inline]
+    pub fn unlock_fair(self) {
+        let this = core::mem::ManuallyDrop::new(self);
+        this.word.exit::<true>(this.record);
+    }
+
     /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
     /// public waits take `&mut self`, which is what keeps references into a
     /// `Synchronized` value from living across the wait.
@@ -280,7 +301,7 @@ impl AsMonitorGuard for MonitorGuard<'_> {
 impl Drop for MonitorGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.word.exit(self.record);
+        self.word.exit::<false>(self.record);
     }
 }
 

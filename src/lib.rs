@@ -77,6 +77,20 @@ macro_rules! count {
     };
 }
 
+/// Declares a function `const`, except under loom, whose atomics and cells
+/// have no `const` constructors: one body for both.
+macro_rules! const_unless_loom {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($args:tt)*) -> $ret:ty $body:block) => {
+        $(#[$attr])*
+        #[cfg(not(loom))]
+        $vis const fn $name($($args)*) -> $ret $body
+
+        $(#[$attr])*
+        #[cfg(loom)]
+        $vis fn $name($($args)*) -> $ret $body
+    };
+}
+
 // The modules form layers; each imports only from the layers before it:
 //
 // 1. platform and primitives: `arch` (the target's atomics), `primitive`

@@ -8,8 +8,8 @@ use crate::exec_env::ExecEnv;
 use crate::lock_record::record_of;
 use crate::primitive::Ordering;
 use crate::word::{
-    LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits, payload_of,
-    state,
+    FAIR, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits,
+    payload_of, state,
 };
 
 impl MultiUseWord {
@@ -18,13 +18,25 @@ impl MultiUseWord {
     /// When the object is unlocked this is one load; otherwise the payload is
     /// read from the lock record it is displaced into, under the meta-lock.
     pub fn payload(&self) -> usize {
+        payload_of(self.neutral())
+    }
+
+    /// Whether the monitor is fair (made by
+    /// [`new_fair`](Self::new_fair) or [`fair_with_payload`](Self::fair_with_payload)).
+    pub fn is_fair(&self) -> bool {
+        self.neutral() & FAIR != 0
+    }
+
+    /// The NEUTRAL form of the word: the word itself, or the value displaced
+    /// into the first lock record.
+    fn neutral(&self) -> usize {
         // Acquire pairs with the Release that wrote the word (a meta-lock
         // release or `set_payload`'s compare-and-swap).
         let bits = self.word.load(Ordering::Acquire);
         if state(bits) == NEUTRAL {
-            return payload_of(bits);
+            return bits;
         }
-        let neutral = ExecEnv::with_current(|ee| {
+        ExecEnv::with_current(|ee| {
             let held = self.get_meta_lock(ee);
             let bits = held.bits;
             let neutral = if state(bits) == NEUTRAL {
@@ -37,11 +49,11 @@ impl MultiUseWord {
             };
             held.release(bits);
             neutral
-        });
-        payload_of(neutral)
+        })
     }
 
-    /// Replaces the payload, whatever the lock state.
+    /// Replaces the payload, whatever the lock state; a fair monitor stays
+    /// fair.
     ///
     /// # Panics
     ///
@@ -49,20 +61,23 @@ impl MultiUseWord {
     #[track_caller]
     pub fn set_payload(&self, payload: usize) {
         check_payload(payload);
-        let new = neutral_bits(payload);
+        let payload = neutral_bits(payload);
         #[cfg(not(metalock_swap_only))]
-        if self.set_neutral_payload(new) {
+        if self.set_neutral_payload(payload) {
             return;
         }
         ExecEnv::with_current(|ee| {
             let held = self.get_meta_lock(ee);
             let bits = held.bits;
             let release = match state(bits) {
-                NEUTRAL => new,
+                NEUTRAL => payload | bits & FAIR,
                 s => {
-                    // SAFETY: as in `payload`, the first record is reachable
+                    // SAFETY: as in `neutral`, the first record is reachable
                     // and stable under the meta-lock.
-                    unsafe { (*record_of(bits)).set_displaced(new) };
+                    unsafe {
+                        let first = &*record_of(bits);
+                        first.set_displaced(payload | first.displaced() & FAIR);
+                    }
                     // The owner's fused unlock must not restore the old
                     // payload.
                     if s == LOCKED {
@@ -76,19 +91,22 @@ impl MultiUseWord {
         });
     }
 
-    /// Replaces the payload of a NEUTRAL word by compare-and-swap; `false`
-    /// once the word is not NEUTRAL.
+    /// Replaces the payload of a NEUTRAL word by compare-and-swap with
+    /// `payload` (in NEUTRAL form, fair bit clear); `false` once the word is
+    /// not NEUTRAL.
     #[cfg(not(metalock_swap_only))]
-    fn set_neutral_payload(&self, new: usize) -> bool {
+    fn set_neutral_payload(&self, payload: usize) -> bool {
         // Relaxed: a failed attempt only tells us which path to take.
         let mut bits = self.word.load(Ordering::Relaxed);
         while state(bits) == NEUTRAL {
             // Release pairs with the Acquire of `payload` and of the lock
             // paths that read the word.
-            match self
-                .word
-                .compare_exchange(bits, new, Ordering::Release, Ordering::Relaxed)
-            {
+            match self.word.compare_exchange(
+                bits,
+                payload | bits & FAIR,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(actual) => bits = actual,
             }
@@ -98,8 +116,9 @@ impl MultiUseWord {
 }
 
 impl fmt::Debug for MultiUseWord {
-    /// Shows the lock state and the payload. They are read one after the
-    /// other, so under concurrent use the pair is a snapshot of two moments.
+    /// Shows the lock state, the payload and whether the monitor is fair. The
+    /// state and the rest are read one after the other, so under concurrent
+    /// use they are a snapshot of two moments.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Relaxed: a snapshot for display only.
         let bits = self.word.load(Ordering::Relaxed);
@@ -109,9 +128,11 @@ impl fmt::Debug for MultiUseWord {
             WAITERS => "WAITERS",
             _ => "BUSY",
         };
+        let neutral = self.neutral();
         f.debug_struct("MultiUseWord")
             .field("state", &state)
-            .field("payload", &self.payload())
+            .field("payload", &payload_of(neutral))
+            .field("fair", &(neutral & FAIR != 0))
             .finish()
     }
 }

@@ -110,21 +110,33 @@ unsafe impl<T: ?Sized + Send> Send for Synchronized<T> {}
 unsafe impl<T: ?Sized + Send> Sync for Synchronized<T> {}
 
 impl<T> Synchronized<T> {
-    /// Wraps `value`, unlocked.
-    #[cfg(not(loom))]
-    pub const fn new(value: T) -> Self {
-        Self {
-            word: MultiUseWord::new(),
-            value: UnsafeCell::new(value),
+    const_unless_loom! {
+        /// Wraps `value`, unlocked.
+        pub fn new(value: T) -> Self {
+            Self {
+                word: MultiUseWord::new(),
+                value: UnsafeCell::new(value),
+            }
         }
     }
 
-    /// Wraps `value`, unlocked.
-    #[cfg(loom)]
-    pub fn new(value: T) -> Self {
-        Self {
-            word: MultiUseWord::new(),
-            value: UnsafeCell::new(value),
+    const_unless_loom! {
+        /// Wraps `value` in a fair monitor, unlocked: every release hands the
+        /// monitor to the thread queued longest (see
+        /// [`MultiUseWord::new_fair`]), like `parking_lot::FairMutex`.
+        ///
+        /// ```
+        /// use metalock::Synchronized;
+        ///
+        /// let fifo = Synchronized::new_fair(Vec::<u32>::new());
+        /// assert!(fifo.is_fair());
+        /// fifo.lock().push(1);
+        /// ```
+        pub fn new_fair(value: T) -> Self {
+            Self {
+                word: MultiUseWord::new_fair(),
+                value: UnsafeCell::new(value),
+            }
         }
     }
 
@@ -167,6 +179,11 @@ impl<T: ?Sized> Synchronized<T> {
                 None
             }
         }
+    }
+
+    /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
+    pub fn is_fair(&self) -> bool {
+        self.word.is_fair()
     }
 
     /// Whether some thread holds the monitor now (a snapshot).
@@ -279,6 +296,23 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// waited.
     pub fn notify_one(&self) -> bool {
         self.monitor.notify_one()
+    }
+
+    /// Releases the monitor, handing it to the first thread queued to enter
+    /// if there is one (see [`MonitorGuard::unlock_fair`]).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let value = Synchronized::new(1);
+    /// let mut guard = value.lock();
+    /// *guard += 1;
+    /// guard.unlock_fair();
+    /// assert_eq!(*value.lock(), 2);
+    /// ```
+    #[inline]
+    pub fn unlock_fair(self) {
+        self.monitor.unlock_fair();
     }
 
     /// Marks every waiting thread as notified; returns how many.

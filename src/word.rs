@@ -26,6 +26,11 @@ pub(crate) const BUSY: usize = 0b11;
 /// meta-lock. Clear means neither happened since the monitor was entered
 /// (paper 000, section 5.2).
 pub(crate) const QUEUE_SUMMARY: usize = 0b100;
+/// In a NEUTRAL word, and so in the payload a lock record displaces: the
+/// monitor is fair, every release hands it to the first thread queued to
+/// enter (as `unlock_fair` does). Fixed when the word is made; the payload
+/// starts above it.
+pub(crate) const FAIR: usize = 0b100;
 /// The pointer bits of LOCKED, WAITERS and BUSY words: whatever they point
 /// at is aligned to at least 16 bytes (bit 3 is unused).
 pub(crate) const POINTER_MASK: usize = !0b1111;
@@ -61,7 +66,7 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 ///
 /// | low bits | state | the other bits |
 /// |---|---|---|
-/// | `00` | NEUTRAL | the payload, shifted left by 3 |
+/// | `00` | NEUTRAL | the payload, shifted left by 3 (bit 2: fair) |
 /// | `01` | LOCKED | the owner's lock record (bit 2: queue summary) |
 /// | `10` | WAITERS | the first lock record queued to enter |
 /// | `11` | BUSY | the execution environment that swapped last |
@@ -88,51 +93,74 @@ impl MultiUseWord {
     /// The largest payload a word carries.
     pub const MAX_PAYLOAD: usize = usize::MAX >> PAYLOAD_SHIFT;
 
-    /// A word with payload 0, unlocked.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self {
-            word: Word::new(NEUTRAL),
+    const_unless_loom! {
+        /// A word with payload 0, unlocked.
+        pub fn new() -> Self {
+            Self {
+                word: Word::new(NEUTRAL),
+            }
         }
     }
 
-    /// A word with payload 0, unlocked.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self {
-            word: Word::new(NEUTRAL),
+    const_unless_loom! {
+        /// A word carrying `payload`, unlocked.
+        ///
+        /// # Panics
+        ///
+        /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS):
+        /// the payload is never silently truncated.
+        #[track_caller]
+        pub fn with_payload(payload: usize) -> Self {
+            assert!(
+                payload <= Self::MAX_PAYLOAD,
+                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
+            );
+            Self {
+                word: Word::new(neutral_bits(payload)),
+            }
         }
     }
 
-    /// A word carrying `payload`, unlocked.
-    ///
-    /// # Panics
-    ///
-    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS): the
-    /// payload is never silently truncated.
-    #[cfg(not(loom))]
-    #[track_caller]
-    pub const fn with_payload(payload: usize) -> Self {
-        assert!(
-            payload <= Self::MAX_PAYLOAD,
-            "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
-        );
-        Self {
-            word: Word::new(neutral_bits(payload)),
+    const_unless_loom! {
+        /// A fair monitor with payload 0, unlocked: every release hands the
+        /// monitor to the thread that has been queued to enter longest, as
+        /// [`MonitorGuard::unlock_fair`](crate::MonitorGuard::unlock_fair)
+        /// does, so ownership follows the queue's order. A plain monitor lets
+        /// running threads barge in ahead of a queued thread that is still
+        /// waking up, which is several times faster under contention; choose
+        /// a fair one when no thread may be overtaken for long.
+        ///
+        /// ```
+        /// use metalock::MultiUseWord;
+        ///
+        /// let word = MultiUseWord::new_fair();
+        /// assert!(word.is_fair());
+        /// drop(word.lock());
+        /// assert!(!MultiUseWord::new().is_fair());
+        /// ```
+        pub fn new_fair() -> Self {
+            Self {
+                word: Word::new(NEUTRAL | FAIR),
+            }
         }
     }
 
-    /// A word carrying `payload`, unlocked.
-    ///
-    /// # Panics
-    ///
-    /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
-    #[cfg(loom)]
-    #[track_caller]
-    pub fn with_payload(payload: usize) -> Self {
-        check_payload(payload);
-        Self {
-            word: Word::new(neutral_bits(payload)),
+    const_unless_loom! {
+        /// A fair monitor (see [`new_fair`](Self::new_fair)) carrying
+        /// `payload`, unlocked.
+        ///
+        /// # Panics
+        ///
+        /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+        #[track_caller]
+        pub fn fair_with_payload(payload: usize) -> Self {
+            assert!(
+                payload <= Self::MAX_PAYLOAD,
+                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
+            );
+            Self {
+                word: Word::new(neutral_bits(payload) | FAIR),
+            }
         }
     }
 }

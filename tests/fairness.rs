@@ -3,6 +3,9 @@
 //! once it has lost twice and the first loss is older than the crate's
 //! bound (half a millisecond), instead of re-contending forever.
 //!
+//! `unlock_fair`, and every release of a fair monitor, hand the monitor to
+//! the first queued thread.
+//!
 //! The test observes the crate through its hand-off hooks (process-wide,
 //! hence this file of its own). Sleeps only make the passed-over time long
 //! enough; no verdict depends on how long anything takes.
@@ -16,7 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
-use metalock::MultiUseWord;
+use metalock::{MonitorGuard, MultiUseWord};
 
 static PASSED_OVER: AtomicUsize = AtomicUsize::new(0);
 static HANDED_OVER: AtomicUsize = AtomicUsize::new(0);
@@ -96,4 +99,75 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
         return;
     }
     panic!("in 100 rounds the contender was never passed over twice");
+}
+
+/// Whether the thread `tid` of this process is blocked (state `S`).
+#[cfg(target_os = "linux")]
+fn thread_is_blocked(tid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+        .expect("cannot read /proc/self/task/<tid>/stat");
+    // The state follows the `)` that closes the command name.
+    let rest = &stat[stat.rfind(')').expect("malformed stat") + 1..];
+    rest.trim_start().starts_with('S')
+}
+
+/// Locks `word`, waits until a contender has queued behind and sleeps, then
+/// lets `release` release the guard and checks that the contender owns the
+/// monitor at once: the releasing thread cannot take it back, though the
+/// contender may not run yet (after a plain release it usually could).
+#[cfg(target_os = "linux")]
+fn assert_release_hands_over(word: MultiUseWord, release: impl FnOnce(MonitorGuard<'_>)) {
+    let _watchdog = Watchdog::arm(Duration::from_secs(60));
+    let word = Arc::new(word);
+    let guard = word.lock();
+    let tid = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let contender = {
+        let (word, tid, done) = (Arc::clone(&word), Arc::clone(&tid), Arc::clone(&done));
+        thread::spawn(move || {
+            // SAFETY: `gettid` has no preconditions and cannot fail.
+            tid.store(unsafe { libc::gettid() } as usize, SeqCst);
+            let _guard = word.lock();
+            // Keep the monitor until the test has seen that it is ours.
+            while !done.load(SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    // Wait until the contender has queued and sleeps: blocked, and still
+    // blocked a while later (not merely between spins).
+    while tid.load(SeqCst) == 0 {
+        thread::yield_now();
+    }
+    let tid = tid.load(SeqCst) as i32;
+    let mut blocked_for = 0;
+    while blocked_for < 20 {
+        thread::sleep(Duration::from_millis(1));
+        blocked_for = if thread_is_blocked(tid) {
+            blocked_for + 1
+        } else {
+            0
+        };
+    }
+    release(guard);
+    assert!(
+        word.try_lock().is_none(),
+        "the release let the releasing thread back in"
+    );
+    assert!(word.is_locked());
+    done.store(true, SeqCst);
+    contender.join().unwrap();
+    assert!(!word.is_locked());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn unlock_fair_hands_the_monitor_to_the_queued_thread() {
+    assert_release_hands_over(MultiUseWord::with_payload(3), |g| g.unlock_fair());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fair_monitor_hands_over_on_every_release() {
+    assert_release_hands_over(MultiUseWord::fair_with_payload(3), |g| drop(g));
 }

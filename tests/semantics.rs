@@ -953,14 +953,36 @@ fn monitor_trait_on_a_user_struct() {
 
 #[test]
 fn set_payload_while_locked() {
+    set_payload_in_every_state(MultiUseWord::with_payload(1));
+}
+
+/// The fair bit lives next to the payload; no payload change may lose it.
+#[test]
+fn set_payload_keeps_a_fair_monitor_fair() {
+    let word = MultiUseWord::fair_with_payload(1);
+    assert!(word.is_fair());
+    assert_eq!(
+        format!("{word:?}"),
+        r#"MultiUseWord { state: "NEUTRAL", payload: 1, fair: true }"#
+    );
+    set_payload_in_every_state(word);
+    let word = MultiUseWord::new_fair();
+    assert_eq!(word.payload(), 0);
+    assert!(word.is_fair());
+    assert!(!MultiUseWord::with_payload(MultiUseWord::MAX_PAYLOAD).is_fair());
+}
+
+fn set_payload_in_every_state(word: MultiUseWord) {
     let _watchdog = Watchdog::arm(HANG);
-    let word = MultiUseWord::with_payload(1);
+    let fair = word.is_fair();
     {
         let g = word.lock();
         word.set_payload(2);
         assert_eq!(word.payload(), 2);
+        assert_eq!(word.is_fair(), fair);
         assert_eq!(g.depth(), 1);
     }
+    assert_eq!(word.is_fair(), fair);
     assert!(!word.is_locked());
     assert_eq!(word.payload(), 2);
 
@@ -985,6 +1007,7 @@ fn set_payload_while_locked() {
                 assert_eq!(word.payload(), 3);
                 word.set_payload(4);
                 assert_eq!(word.payload(), 4);
+                assert_eq!(word.is_fair(), fair);
             })
             .join()
             .unwrap();
@@ -1006,9 +1029,12 @@ fn set_payload_while_locked() {
     assert!(!word.is_locked());
     assert_eq!(word.payload(), MultiUseWord::MAX_PAYLOAD);
 
+    assert_eq!(word.is_fair(), fair);
+
     // And unlocked.
     word.set_payload(5);
     assert_eq!(word.payload(), 5);
+    assert_eq!(word.is_fair(), fair);
     assert!(!word.is_locked());
 }
 

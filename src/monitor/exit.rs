@@ -11,14 +11,16 @@ use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
 use crate::lock_record::{LockRecord, NOT_WAITING, record_of};
 use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::Ordering;
-use crate::word::{LOCKED, MultiUseWord, WAITERS, state};
+use crate::word::{FAIR, LOCKED, MultiUseWord, WAITERS, state};
 
 impl MultiUseWord {
-    /// Leaves one level of the monitor that `record` owns.
+    /// Leaves one level of the monitor that `record` owns. Leaving the last
+    /// level with threads queued to enter invites the first of them, or,
+    /// `FAIR`, hands it the monitor.
     ///
     /// Called on the owner's thread (by its guard).
     #[inline(always)]
-    pub(crate) fn exit(&self, record: &'static LockRecord) {
+    pub(crate) fn exit<const FAIR: bool>(&self, record: &'static LockRecord) {
         // SAFETY: the guard that calls us lives on the owner's thread.
         let count = unsafe { record.count() };
         if EXTRA_FAST && count > 1 {
@@ -66,12 +68,12 @@ impl MultiUseWord {
             // SAFETY: pushed above, no list change since.
             unsafe { ee.take_lock_record(record) };
         }
-        self.exit_slow(record);
+        self.exit_slow(record, FAIR);
     }
 
     /// monitorExit through the meta-lock (Fig. 6 right, Fig. 7 right).
     #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
-    fn exit_slow(&self, record: &'static LockRecord) {
+    fn exit_slow(&self, record: &'static LockRecord, fair: bool) {
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, extra_fast_misses);
@@ -86,7 +88,7 @@ impl MultiUseWord {
                 held.release(bits);
                 return;
             }
-            release_to_queue(held, record.queue(), record.displaced());
+            release_to_queue(held, record.queue(), record.displaced(), fair);
             if ee.recycle_lock_record(record) {
                 ee.release_detached();
             }
@@ -107,7 +109,9 @@ impl MultiUseWord {
 /// thread leaves the queue at once: while it wakes up, the queue may be
 /// empty and the object back to NEUTRAL, so the running threads keep the
 /// extra-fast path. A first thread passed over too long (eventual fairness;
-/// a notified waiter, after losing once) is handed the monitor instead.
+/// a notified waiter, after losing once) is handed the monitor instead, and
+/// so is the first thread when the release is `fair` (`unlock_fair`) or the
+/// monitor is (its displaced payload carries the `FAIR` bit).
 ///
 /// # Safety
 /// `held` is the meta-lock of the word whose queue `queue` is.
@@ -115,6 +119,7 @@ pub(super) unsafe fn release_to_queue(
     held: MetaLock<'_>,
     queue: *mut LockRecord,
     displaced: usize,
+    fair: bool,
 ) {
     // SAFETY: we hold the meta-lock of the queue's word (caller's contract).
     unsafe {
@@ -123,7 +128,7 @@ pub(super) unsafe fn release_to_queue(
             return;
         };
         let rest = first.queue();
-        if passed_over_too_long(first) {
+        if fair || displaced & FAIR != 0 || passed_over_too_long(first) {
             let bits = make_heir(first, rest, displaced);
             count!(held.ee(), hand_overs);
             release_and_signal(held, bits, first, SIGNAL_HANDED_OVER);

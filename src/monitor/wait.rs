@@ -135,7 +135,7 @@ impl MultiUseWord {
         unsafe {
             let (rest, displaced) = (record.queue(), record.displaced());
             waiting.push(record, key);
-            release_to_queue(held, rest, displaced);
+            release_to_queue(held, rest, displaced, false);
         }
     }
 
@@ -224,7 +224,7 @@ impl MultiUseWord {
                     waiter.set_displaced(displaced);
                     let queue = waiter as *const LockRecord as *mut LockRecord;
                     if let Some(lock) = held.take() {
-                        release_to_queue(lock, queue, displaced);
+                        release_to_queue(lock, queue, displaced, false);
                     }
                 }
             }
