@@ -57,18 +57,14 @@ fn counters_follow_the_operations() {
     let before_notify = stats::snapshot();
     assert_eq!(guard.notify_all(), 0);
     let notified = stats::snapshot().since(&before_notify);
-    let expected = if cfg!(any(feature = "meta-lock-only", feature = "swap-only")) {
-        1
-    } else {
-        0
-    };
-    assert_eq!(notified.get_meta_lock, expected, "{notified:?}");
+    assert_eq!(notified.get_meta_lock, 0, "{notified:?}");
     drop(guard);
     contender.join().unwrap();
     let contended = stats::snapshot().since(&before);
     assert_eq!(contended.blocking_enters, 1, "{contended:?}");
     assert!(contended.extra_fast_misses >= 2, "{contended:?}");
-    assert!(stats::snapshot().lock_records_allocated >= 8);
+    // Each of the two threads has at least its environment's hot record.
+    assert!(stats::snapshot().lock_records_allocated >= 2);
 
     // A bounded buffer with one condition per kind of waiter and one
     // producer and one consumer: a notify reaches only a thread that can
