@@ -1,7 +1,7 @@
 #![cfg(loom)]
 //! Loom models of the monitor (paper 000, sections 4.3-4.4): enter and exit
-//! with two and three threads, wait and notify without lost wake-ups, and a
-//! timed wait racing a notification.
+//! with two and three threads, timed enters that give up, wait and notify
+//! without lost wake-ups, and a timed wait racing a notification.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point
@@ -231,10 +231,11 @@ fn hand_overs() -> usize {
 }
 
 /// Whether a model explored under `builder` reaches the eventual-fairness
-/// hand-over: on the swap-only backend, whose invited contender re-contends
-/// through the meta-lock, it takes a preemption bound of 3.
+/// hand-over: it takes a preemption bound of 3, as an invited contender that
+/// loses the fused CAS looks at the word again before it re-contends through
+/// the meta-lock, and the thread passing it over must be preempted there too.
 fn reaches_hand_overs(builder: &Builder) -> bool {
-    !cfg!(metalock_swap_only) || builder.preemption_bound.is_some_and(|b| b >= 3)
+    builder.preemption_bound.is_some_and(|b| b >= 3)
 }
 
 /// Eventual fairness: a contender that an exit invited and that then lost
@@ -397,6 +398,58 @@ fn try_lock_races_enter() {
         };
         other.join().unwrap();
         shared.check_final(1 + got);
+    });
+}
+
+/// A timed enter whose time may run out at any point (under loom a timed
+/// park reports a timeout at once) racing an owner's exit: either it gets
+/// the monitor, or it leaves the queue without taking an invitation or a
+/// hand-over with it, and the payload survives either way.
+#[test]
+fn timed_enter_races_exit() {
+    explore("timed_enter_races_exit", two_threads(), || {
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let timed = spawn(&shared, |shared| {
+            let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
+                return 0;
+            };
+            assert_eq!(g.depth(), 1);
+            shared.bump(&g);
+            1
+        });
+        shared.bump(&held);
+        drop(held);
+        let got = timed.join().unwrap();
+        shared.check_final(1 + got);
+    });
+}
+
+/// Two contenders queued behind an owner, one of them timed: the timed one
+/// may give up as the first of a WAITERS queue (its record carrying the
+/// displaced payload) after the exit invited the other, or behind it. The
+/// other always gets the monitor; nobody is left queued.
+#[test]
+fn timed_enter_gives_up_in_a_queue() {
+    explore("timed_enter_gives_up_in_a_queue", three_threads(), || {
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let blocking = spawn(&shared, |shared| {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        });
+        let timed = spawn(&shared, |shared| {
+            let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
+                return 0;
+            };
+            shared.bump(&g);
+            1
+        });
+        shared.bump(&held);
+        drop(held);
+        blocking.join().unwrap();
+        let got = timed.join().unwrap();
+        shared.check_final(2 + got);
     });
 }
 

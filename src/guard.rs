@@ -49,6 +49,45 @@ impl MultiUseWord {
         }
     }
 
+    /// Enters the monitor, waiting at most `timeout` for another thread to
+    /// release it; `None` if it still holds it then. Reentrant, as
+    /// [`lock`](Self::lock). A waiting thread queues like `lock`'s and
+    /// leaves the queue when its time runs out.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.try_lock_for(Duration::from_millis(10)).is_none()));
+    /// });
+    /// drop(guard);
+    /// assert!(word.try_lock_for(Duration::from_millis(10)).is_some());
+    /// ```
+    #[inline]
+    pub fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.try_lock_until(deadline),
+            None => Some(self.lock()),
+        }
+    }
+
+    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    #[inline]
+    pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
+        let ee = ExecEnv::current();
+        match self.try_enter_until::<true>(ee, deadline) {
+            Some(record) => Some(MonitorGuard::new(self, record)),
+            None => {
+                // SAFETY: `ee` is the calling thread's EE.
+                unsafe { ee.release_if_idle_and_detached() };
+                None
+            }
+        }
+    }
+
     /// Whether some thread owns the monitor now (a snapshot).
     pub fn is_locked(&self) -> bool {
         self.is_owned()

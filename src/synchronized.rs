@@ -181,6 +181,48 @@ impl<T: ?Sized> Synchronized<T> {
         }
     }
 
+    /// Enters the monitor, waiting at most `timeout` for another thread to
+    /// release it; `None` if it still holds it then, or if the calling
+    /// thread holds it (as [`try_lock`](Self::try_lock), at once).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::time::Duration;
+    ///
+    /// let counter = Synchronized::new(0);
+    /// let held = counter.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(counter.try_lock_for(Duration::from_millis(10)).is_none()));
+    /// });
+    /// drop(held);
+    /// *counter.try_lock_for(Duration::from_millis(10)).unwrap() += 1;
+    /// assert_eq!(*counter.lock(), 1);
+    /// ```
+    #[inline]
+    pub fn try_lock_for(&self, timeout: Duration) -> Option<SynchronizedGuard<'_, T>> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.try_lock_until(deadline),
+            None => Some(self.lock()),
+        }
+    }
+
+    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    #[inline]
+    pub fn try_lock_until(&self, deadline: Instant) -> Option<SynchronizedGuard<'_, T>> {
+        let ee = ExecEnv::current();
+        match self.word.try_enter_until::<false>(ee, deadline) {
+            Some(record) => Some(SynchronizedGuard {
+                monitor: MonitorGuard::new(&self.word, record),
+                value: &self.value,
+            }),
+            None => {
+                // SAFETY: `ee` is the calling thread's EE.
+                unsafe { ee.release_if_idle_and_detached() };
+                None
+            }
+        }
+    }
+
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
     pub fn is_fair(&self) -> bool {
         self.word.is_fair()

@@ -40,20 +40,10 @@ impl MultiUseWord {
         }
     }
 
-    /// Enters the monitor if it is free, or ours and `REENTRANT`.
-    #[inline]
-    pub(crate) fn try_enter<const REENTRANT: bool>(
-        &self,
-        ee: &'static ExecEnv,
-    ) -> Option<&'static LockRecord> {
-        self.try_enter_fast::<REENTRANT>(ee)
-            .or_else(|| self.try_enter_slow::<REENTRANT>(ee))
-    }
-
     /// The extra-fast enter: NEUTRAL to LOCKED in one compare-and-swap, or a
     /// recursive enter by the owner without any atomic read-modify-write.
     #[inline(always)]
-    fn try_enter_fast<const REENTRANT: bool>(
+    pub(super) fn try_enter_fast<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
     ) -> Option<&'static LockRecord> {
@@ -222,6 +212,9 @@ impl MultiUseWord {
                         }
                     }
                 }
+                // Lost to another thread: look again at once, as a new owner
+                // is no reason to spend the budget.
+                continue;
             } else if state(bits) != LOCKED
                 || (record.is_none() && bits & QUEUE_SUMMARY != 0)
                 || (might_own && owner_is(bits, ee))
@@ -238,9 +231,22 @@ impl MultiUseWord {
     /// that the extra-fast path inlines into callers.
     #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
     fn enter_slow<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
+        match self.enter_slow_until::<REENTRANT>(ee, None) {
+            Some(record) => record,
+            None => unreachable!("an enter without a deadline gave up"),
+        }
+    }
+
+    /// The blocking part of `enter` and `try_enter_until` (in `try_enter`).
+    #[inline]
+    pub(super) fn enter_slow_until<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+        deadline: Option<Instant>,
+    ) -> Option<&'static LockRecord> {
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {
-            return record;
+            return Some(record);
         }
         count!(ee, extra_fast_misses);
         // Allocates, if the free list is empty, before the meta-lock.
@@ -250,20 +256,24 @@ impl MultiUseWord {
         let bits = held.bits;
         if owner_is(bits, ee) {
             held.release(bits);
+            if !REENTRANT && deadline.is_some() {
+                // The time would run out waiting for ourselves: as try_lock.
+                return None;
+            }
             assert!(REENTRANT, "{REENTERED}");
             // SAFETY: a LOCKED word points at the owner's live record, ours;
             // the meta-lock is released.
             unsafe {
                 let owner = &*record_of(bits);
                 enter_again(owner);
-                return owner;
+                return Some(owner);
             }
         }
         // SAFETY: we hold the meta-lock at `bits`, not owned by us, and
         // `record` came from `peek_lock_record`, nothing taken since.
         unsafe {
             ee.take_lock_record(record);
-            self.acquire_held(ee, record, held, Entry::Fresh)
+            self.acquire_held_until(ee, record, held, Entry::Fresh, deadline)
         }
     }
 
@@ -309,9 +319,30 @@ impl MultiUseWord {
         &'a self,
         ee: &'static ExecEnv,
         record: &'static LockRecord,
+        held: MetaLock<'a>,
+        entry: Entry,
+    ) -> &'static LockRecord {
+        // SAFETY: caller's contract.
+        match unsafe { self.acquire_held_until(ee, record, held, entry, None) } {
+            Some(record) => record,
+            None => unreachable!("an enter without a deadline gave up"),
+        }
+    }
+
+    /// `acquire_held` that gives up at `deadline`, if given: then it takes
+    /// the record out of the queue, returns it to the free list and returns
+    /// `None`.
+    ///
+    /// # Safety
+    /// As for `acquire_held`.
+    pub(super) unsafe fn acquire_held_until<'a>(
+        &'a self,
+        ee: &'static ExecEnv,
+        record: &'static LockRecord,
         mut held: MetaLock<'a>,
         mut entry: Entry,
-    ) -> &'static LockRecord {
+        deadline: Option<Instant>,
+    ) -> Option<&'static LockRecord> {
         loop {
             let bits = held.bits;
             if state(bits) != LOCKED {
@@ -320,7 +351,7 @@ impl MultiUseWord {
                     record.set_passed_over(PassedOver::default());
                     self.install(held, record);
                 }
-                return record;
+                return Some(record);
             }
             // SAFETY: the record is in no queue, and the meta-lock we hold
             // orders this with the exits that read it once queued; LOCKED
@@ -359,14 +390,17 @@ impl MultiUseWord {
             // queue, under this meta-lock.
             ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
             held.release(bits | QUEUE_SUMMARY);
-            if self.await_invitation(ee) == SIGNAL_HANDED_OVER {
-                return record;
+            match self.await_invitation(ee, deadline) {
+                SIGNAL_HANDED_OVER => return Some(record),
+                // SAFETY: our record, queued by us above.
+                SIGNAL_NONE => return unsafe { self.give_up(ee, record) },
+                _ => {}
             }
             #[cfg(not(metalock_swap_only))]
             if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
                 // SAFETY: the invitation took the record out of the queue.
                 unsafe { record.set_passed_over(PassedOver::default()) };
-                return record;
+                return Some(record);
             }
             if !matches!(entry, Entry::Notified) {
                 entry = Entry::Invited(sys::get().now());
@@ -376,10 +410,12 @@ impl MultiUseWord {
     }
 
     /// Sleeps until an exit invites this thread, having taken its record
-    /// out of the queue, or hands it the monitor; returns which. No spinning
-    /// here: the thread spun before it queued (`spin_then_fused_lock`), and
-    /// more spinning only takes the processor from the owner it waits for.
-    fn await_invitation(&self, ee: &ExecEnv) -> usize {
+    /// out of the queue, or hands it the monitor, or until `deadline`;
+    /// returns the signal (`SIGNAL_NONE` if the time ran out first). No
+    /// spinning here: the thread spun before it queued
+    /// (`spin_then_fused_lock`), and more spinning only takes the processor
+    /// from the owner it waits for.
+    fn await_invitation(&self, ee: &ExecEnv, deadline: Option<Instant>) -> usize {
         loop {
             // Acquire pairs with the Release store of the inviting exit: the
             // queue change it made is visible.
@@ -387,41 +423,10 @@ impl MultiUseWord {
             if signal != SIGNAL_NONE {
                 return signal;
             }
-            ee.parker.park(None);
-        }
-    }
-
-    /// The non-blocking part of `try_lock`, through the meta-lock.
-    #[cold]
-    fn try_enter_slow<const REENTRANT: bool>(
-        &self,
-        ee: &'static ExecEnv,
-    ) -> Option<&'static LockRecord> {
-        count!(ee, extra_fast_misses);
-        // SAFETY: `ee` is the calling thread's EE.
-        let record = unsafe { ee.peek_lock_record() };
-        let held = self.get_meta_lock(ee);
-        let bits = held.bits;
-        if state(bits) != LOCKED {
-            // SAFETY: we hold the meta-lock at `bits`, NEUTRAL or WAITERS;
-            // `record` came from `peek_lock_record`, nothing taken since.
-            unsafe {
-                ee.take_lock_record(record);
-                self.install(held, record);
+            if ee.parker.park(deadline) {
+                // Acquire: as above; a signal may have raced the time.
+                return ee.monitor_signal.load(Ordering::Acquire);
             }
-            return Some(record);
-        }
-        let mine = REENTRANT && owner_is(bits, ee);
-        held.release(bits);
-        if !mine {
-            return None;
-        }
-        // SAFETY: a LOCKED word points at the owner's live record, ours;
-        // the meta-lock is released.
-        unsafe {
-            let owner = &*record_of(bits);
-            enter_again(owner);
-            Some(owner)
         }
     }
 }

@@ -47,6 +47,7 @@ mod enter;
 mod exit;
 mod policy;
 mod queue;
+mod try_enter;
 mod wait;
 mod wait_table;
 
@@ -76,8 +77,8 @@ pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", met
 const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The panic message of a non-reentrant enter by the owner.
-pub(crate) const REENTERED: &str = "metalock: Synchronized::lock called by the thread that \
-    already holds it; a Synchronized is not reentrant, because two guards would give two \
+pub(crate) const REENTERED: &str = "metalock: a Synchronized (or RawMonitor) was locked by the \
+    thread that already holds it; it is not reentrant, because two guards would give two \
     `&mut` to the same value";
 
 /// The word of a LOCKED object whose monitor `record` owns, queue empty.

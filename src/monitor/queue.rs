@@ -3,9 +3,10 @@
 //! of contenders; and the bookkeeping of eventual fairness.
 
 use super::{FAIR_AFTER, locked_bits};
+use crate::lock_record::record_of;
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, NOT_WAITING, NOTIFIED, PassedOver};
 use crate::sys;
-use crate::word::QUEUE_SUMMARY;
+use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
 
 /// Appends `record`, a contender, to the queue headed by `head` (FIFO).
 ///
@@ -21,6 +22,42 @@ pub(super) unsafe fn append_to_queue(head: &LockRecord, record: &LockRecord) {
         }
         last.set_queue(record);
     }
+}
+
+/// Takes `record`, a contender that gives up, out of the queue of the word
+/// whose value is `bits` (LOCKED or WAITERS); returns the word's new value.
+/// The first record of a WAITERS queue carries the displaced payload, which
+/// passes to the next one, or back into the word if none is left.
+///
+/// # Safety
+/// As for [`append_to_queue`]; `record` is in that queue.
+pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
+    let head = record_of(bits);
+    // SAFETY: caller's contract; queued records live forever.
+    unsafe {
+        let rest = record.queue();
+        record.set_queue(core::ptr::null_mut());
+        if core::ptr::eq(head, record) {
+            debug_assert_eq!(state(bits), WAITERS, "an owner's record gave up");
+            return match rest.as_ref() {
+                None => record.displaced(),
+                Some(next) => {
+                    next.set_displaced(record.displaced());
+                    rest as usize | WAITERS
+                }
+            };
+        }
+        debug_assert!(matches!(state(bits), LOCKED | WAITERS));
+        let mut prev = &*head;
+        while !core::ptr::eq(prev.queue(), record) {
+            prev = prev
+                .queue()
+                .as_ref()
+                .expect("metalock: a record that gave up was not in its queue");
+        }
+        prev.set_queue(rest);
+    }
+    bits
 }
 
 /// Queues `record`, a notified waiter, right behind `owner` and the notified

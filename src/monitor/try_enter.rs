@@ -1,0 +1,112 @@
+//! Enters that do not wait indefinitely: `try_lock`, which never waits for
+//! another thread's monitor, and the timed enter, which waits in the queue
+//! like `lock` until its deadline and then takes its record out again.
+
+use super::queue::unlink;
+use super::{enter_again, owner_is};
+use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
+use crate::lock_record::{LockRecord, PassedOver, record_of};
+use crate::primitive::Ordering;
+use crate::sys::Instant;
+use crate::word::{LOCKED, MultiUseWord, state};
+
+impl MultiUseWord {
+    /// Enters the monitor if it is free, or ours and `REENTRANT`.
+    #[inline]
+    pub(crate) fn try_enter<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        self.try_enter_fast::<REENTRANT>(ee)
+            .or_else(|| self.try_enter_slow::<REENTRANT>(ee))
+    }
+
+    /// Enters the monitor, giving up at `deadline` if another thread still
+    /// owns it then; `REENTRANT` as for `enter`.
+    #[inline]
+    pub(crate) fn try_enter_until<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+        deadline: Instant,
+    ) -> Option<&'static LockRecord> {
+        self.try_enter_fast::<REENTRANT>(ee)
+            .or_else(|| self.enter_slow_until::<REENTRANT>(ee, Some(deadline)))
+    }
+
+    /// A timed enter whose time ran out while `record` was queued: takes the
+    /// record out of the queue, unless an exit reached it first. Owns the
+    /// monitor if an exit handed it over or if nobody owns it now (an
+    /// invitation may have passed over the queue to this thread, which must
+    /// not be dropped); else returns the record to the free list.
+    ///
+    /// # Safety
+    /// `record` is ours, queued on this word by `acquire_held_until` or
+    /// taken out of that queue by an exit that signalled us.
+    #[cold]
+    pub(super) unsafe fn give_up(
+        &self,
+        ee: &'static ExecEnv,
+        record: &'static LockRecord,
+    ) -> Option<&'static LockRecord> {
+        let mut held = self.get_meta_lock(ee);
+        let bits = held.bits;
+        // Relaxed: an exit signals under the meta-lock we now hold.
+        match ee.monitor_signal.load(Ordering::Relaxed) {
+            SIGNAL_HANDED_OVER => {
+                held.release(bits);
+                return Some(record);
+            }
+            // SAFETY: still queued, and we hold the meta-lock.
+            SIGNAL_NONE => held.bits = unsafe { unlink(bits, record) },
+            _ => {}
+        }
+        // SAFETY: we hold the meta-lock; the record is ours and in no queue.
+        unsafe {
+            record.set_passed_over(PassedOver::default());
+            if state(held.bits) != LOCKED {
+                self.install(held, record);
+                return Some(record);
+            }
+            let bits = held.bits;
+            held.release(bits);
+            if ee.recycle_lock_record(record) {
+                ee.release_detached();
+            }
+        }
+        None
+    }
+
+    /// The non-blocking part of `try_lock`, through the meta-lock.
+    #[cold]
+    fn try_enter_slow<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        count!(ee, extra_fast_misses);
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        let held = self.get_meta_lock(ee);
+        let bits = held.bits;
+        if state(bits) != LOCKED {
+            // SAFETY: we hold the meta-lock at `bits`, NEUTRAL or WAITERS;
+            // `record` came from `peek_lock_record`, nothing taken since.
+            unsafe {
+                ee.take_lock_record(record);
+                self.install(held, record);
+            }
+            return Some(record);
+        }
+        let mine = REENTRANT && owner_is(bits, ee);
+        held.release(bits);
+        if !mine {
+            return None;
+        }
+        // SAFETY: a LOCKED word points at the owner's live record, ours;
+        // the meta-lock is released.
+        unsafe {
+            let owner = &*record_of(bits);
+            enter_again(owner);
+            Some(owner)
+        }
+    }
+}

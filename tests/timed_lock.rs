@@ -1,0 +1,156 @@
+//! Timed enters (`try_lock_for`, `try_lock_until`): they give up when the
+//! time runs out, succeed when the owner leaves in time, keep the reentrancy
+//! rules of their lock, and leave no record queued when they give up.
+
+use metalock::{MultiUseWord, Synchronized};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const PAYLOAD: usize = 0x2B_5A5;
+
+/// Gives a thread the time to queue behind the monitor's owner. No timing
+/// is asserted; the sleeps only make the interesting interleavings likely.
+fn let_them_queue() {
+    thread::sleep(Duration::from_millis(20));
+}
+
+#[test]
+fn gives_up_while_another_thread_holds_the_monitor() {
+    let word = MultiUseWord::with_payload(PAYLOAD);
+    let guard = word.lock();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let started = Instant::now();
+            assert!(word.try_lock_for(Duration::from_millis(30)).is_none());
+            assert!(started.elapsed() >= Duration::from_millis(30));
+            assert!(word.try_lock_until(Instant::now()).is_none());
+        });
+    });
+    drop(guard);
+    assert!(!word.is_locked());
+    assert_eq!(word.payload(), PAYLOAD);
+}
+
+#[test]
+fn enters_when_the_owner_leaves_in_time() {
+    let counter = Synchronized::new(0_u32);
+    let held = counter.lock();
+    let ready = Barrier::new(2);
+    thread::scope(|s| {
+        s.spawn(|| {
+            ready.wait();
+            let mut guard = counter
+                .try_lock_for(Duration::from_secs(60))
+                .expect("the owner left long before the deadline");
+            *guard += 1;
+        });
+        ready.wait();
+        let_them_queue();
+        drop(held);
+    });
+    assert_eq!(*counter.lock(), 1);
+}
+
+#[test]
+fn reentrancy_rules_are_those_of_the_lock() {
+    let word = MultiUseWord::new();
+    let outer = word.lock();
+    let inner = word
+        .try_lock_for(Duration::from_millis(1))
+        .expect("the owner re-enters at once");
+    assert_eq!(inner.depth(), 2);
+    drop(inner);
+    drop(outer);
+
+    // A Synchronized is not reentrant: its owner gets None at once, as from
+    // try_lock, instead of waiting for itself.
+    let value = Synchronized::new(());
+    let held = value.lock();
+    let started = Instant::now();
+    assert!(value.try_lock_for(Duration::from_secs(60)).is_none());
+    assert!(started.elapsed() < Duration::from_secs(60));
+    drop(held);
+    assert!(value.try_lock_for(Duration::ZERO).is_some());
+}
+
+/// A timeout too long to add to the clock waits like `lock`.
+#[test]
+fn an_endless_timeout_waits_like_lock() {
+    let word = MultiUseWord::new();
+    let guard = word.try_lock_for(Duration::MAX).unwrap();
+    assert_eq!(guard.depth(), 1);
+}
+
+/// Contenders that give up in every position of the queue (first, middle,
+/// last, first of a queue nobody owns) while blocking contenders and a
+/// waiter go on: exact counts, the payload intact, nobody left behind.
+#[test]
+fn timed_contenders_give_up_anywhere_in_the_queue() {
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 2_000;
+    let word = MultiUseWord::with_payload(PAYLOAD);
+    let counter = AtomicUsize::new(0);
+    let entered = AtomicUsize::new(0);
+    let gave_up = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            let (word, counter, entered, gave_up) = (&word, &counter, &entered, &gave_up);
+            s.spawn(move || {
+                for i in 0..ROUNDS {
+                    let guard = if t % 4 == 0 {
+                        Some(word.lock())
+                    } else {
+                        // From nothing to tens of microseconds, so that
+                        // some give up at once and some after queueing.
+                        word.try_lock_for(Duration::from_micros((i % 7) as u64 * 8))
+                    };
+                    let Some(guard) = guard else {
+                        gave_up.fetch_add(1, Relaxed);
+                        continue;
+                    };
+                    // Relaxed: the monitor orders these.
+                    let before = counter.load(Relaxed);
+                    if i % 5 == 0 {
+                        // Long enough for a queue to form behind us.
+                        thread::sleep(Duration::from_micros(30));
+                    }
+                    counter.store(before + 1, Relaxed);
+                    entered.fetch_add(1, Relaxed);
+                    drop(guard);
+                }
+            });
+        }
+    });
+    let entered = entered.load(Relaxed);
+    assert_eq!(counter.load(Relaxed), entered);
+    assert_eq!(entered + gave_up.load(Relaxed), THREADS * ROUNDS);
+    assert!(
+        entered >= THREADS / 4 * ROUNDS,
+        "every blocking enter got in"
+    );
+    assert!(!word.is_locked());
+    assert_eq!(word.payload(), PAYLOAD);
+}
+
+/// Giving up returns the record: a thread that times out again and again
+/// does not allocate more records.
+#[test]
+fn giving_up_returns_the_record() {
+    let word = MultiUseWord::new();
+    let guard = word.lock();
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(word.try_lock_for(Duration::from_micros(50)).is_none());
+            let allocated = metalock::lock_records_allocated();
+            for _ in 0..1_000 {
+                assert!(word.try_lock_for(Duration::from_micros(20)).is_none());
+            }
+            // Other tests of this binary may allocate meanwhile, but not a
+            // thousand records.
+            assert!(metalock::lock_records_allocated() < allocated + 100);
+        });
+    });
+    drop(guard);
+}
