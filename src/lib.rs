@@ -53,6 +53,9 @@
 //!   extra-fast hits and misses, blocking enters, waits, notifies and lock
 //!   records allocated, summed by `stats::snapshot()` (paper 000, Tables 2
 //!   and 3), and monitor hand-overs. Zero cost when off.
+//! - `lock_api`: `RawMonitor`, a raw mutex for `lock_api::Mutex`
+//!   (`RawMutex`, `RawMutexFair`, `RawMutexTimed`); not reentrant, as that
+//!   contract requires.
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.
@@ -101,7 +104,7 @@ macro_rules! const_unless_loom {
 // 4. `exec_env`: execution environments and their free lists;
 // 5. `meta_lock`;
 // 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
-// 7. the public API: `guard`, `synchronized`, `condition`, `stats`,
+// 7. the public API: `guard`, `synchronized`, `condition`, `raw`, `stats`,
 //    `platform`.
 mod arch;
 mod condition;
@@ -112,6 +115,8 @@ mod meta_lock;
 mod monitor;
 mod payload;
 mod primitive;
+#[cfg(all(feature = "lock_api", not(loom)))]
+mod raw;
 #[cfg(all(feature = "stats", not(loom)))]
 pub mod stats;
 pub mod synchronized;
@@ -141,6 +146,8 @@ pub mod platform {
 pub use condition::Condition;
 pub use exec_env::lock_records_allocated;
 pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
+#[cfg(all(feature = "lock_api", not(loom)))]
+pub use raw::{RawMonitor, RawMonitorToken};
 pub use synchronized::{Synchronized, SynchronizedGuard};
 pub use sys::Instant;
 pub use word::MultiUseWord;

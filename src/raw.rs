@@ -1,0 +1,161 @@
+//! [`RawMonitor`]: the word's monitor as a `lock_api` raw mutex, so that
+//! `lock_api::Mutex<metalock::RawMonitor, T>` (and code generic over
+//! `lock_api::RawMutex`) runs on metalock's protocol. Feature `lock_api`.
+
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use crate::exec_env::ExecEnv;
+use crate::guard::deadline_after;
+use crate::lock_record::LockRecord;
+use crate::sys::Instant;
+use crate::word::MultiUseWord;
+
+/// One word that implements [`lock_api::RawMutex`], [`lock_api::RawMutexFair`]
+/// and [`lock_api::RawMutexTimed`] with metalock's monitor protocol: the
+/// extra-fast path when uncontended, the meta-lock and its queue otherwise.
+///
+/// Not reentrant, as `RawMutex`'s contract requires: `lock` by the thread
+/// that holds it panics instead of handing out a second `&mut` (and
+/// `try_lock`, `try_lock_for` return `None` at once). Where metalock
+/// differs from parking_lot's `Mutex`: no wait/notify through
+/// `lock_api::MutexGuard` (use [`Synchronized`](crate::Synchronized) for
+/// that), and a fair monitor ([`new_fair`](Self::new_fair)) hands over on
+/// every unlock.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// type Mutex<T> = lock_api::Mutex<metalock::RawMonitor, T>;
+///
+/// let m = Mutex::new(vec![1]);
+/// m.lock().push(2);
+/// let guard = m.try_lock_for(Duration::from_millis(5)).unwrap();
+/// assert_eq!(*guard, [1, 2]);
+/// lock_api::MutexGuard::unlock_fair(guard);
+/// ```
+///
+/// Invariant: `word` is only ever entered non-reentrantly, and each token
+/// names the record that owns it.
+#[derive(Debug, Default)]
+pub struct RawMonitor {
+    word: MultiUseWord,
+}
+
+impl RawMonitor {
+    /// An unlocked monitor.
+    pub const fn new() -> Self {
+        Self {
+            word: MultiUseWord::new(),
+        }
+    }
+
+    /// An unlocked fair monitor: every unlock hands it to the thread that
+    /// has waited longest, as `unlock_fair` does.
+    pub const fn new_fair() -> Self {
+        Self {
+            word: MultiUseWord::new_fair(),
+        }
+    }
+
+    /// Whether the monitor is fair.
+    pub fn is_fair(&self) -> bool {
+        self.word.is_fair()
+    }
+
+    fn token(record: &'static LockRecord) -> RawMonitorToken {
+        RawMonitorToken {
+            record,
+            not_send: PhantomData,
+        }
+    }
+
+    /// `None` from a try: gives back an execution environment the thread
+    /// took only for it.
+    fn failed(ee: &'static ExecEnv) -> Option<RawMonitorToken> {
+        // SAFETY: `ee` is the calling thread's EE.
+        unsafe { ee.release_if_idle_and_detached() };
+        None
+    }
+}
+
+/// What a locked [`RawMonitor`] hands its `lock_api` guard: the lock record
+/// that owns the monitor. Not `Send`: the monitor belongs to the thread that
+/// locked it, so `lock_api`'s guards stay on that thread too.
+#[derive(Debug)]
+pub struct RawMonitorToken {
+    record: &'static LockRecord,
+    not_send: PhantomData<*mut ()>,
+}
+
+// SAFETY: a shared token only lets its holder read nothing; unlocking takes
+// the token by value, on the thread that owns it (the token is not `Send`).
+unsafe impl Sync for RawMonitorToken {}
+
+// SAFETY: mutual exclusion is the monitor's (enter/exit); entering acquires
+// (the fused compare-and-swap or the meta-lock's Acquire) and exiting
+// releases. `lock` never returns holding anything when it panics (the
+// reentrancy panic fires before the enter), and a forgotten token leaves
+// the monitor locked, which is safe.
+unsafe impl lock_api::RawMutex for RawMonitor {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = Self::new();
+
+    type Guard = RawMonitorToken;
+
+    #[inline]
+    #[track_caller]
+    fn lock(&self) -> RawMonitorToken {
+        Self::token(self.word.enter::<false>(ExecEnv::current()))
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<RawMonitorToken> {
+        let ee = ExecEnv::current();
+        match self.word.try_enter::<false>(ee) {
+            Some(record) => Some(Self::token(record)),
+            None => Self::failed(ee),
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, token: RawMonitorToken) {
+        self.word.exit::<false>(token.record);
+    }
+
+    fn is_locked(&self) -> bool {
+        self.word.is_locked()
+    }
+}
+
+// SAFETY: as for `RawMutex`; a fair exit hands the monitor over under the
+// meta-lock, with the same Release.
+unsafe impl lock_api::RawMutexFair for RawMonitor {
+    #[inline]
+    unsafe fn unlock_fair(&self, token: RawMonitorToken) {
+        self.word.exit::<true>(token.record);
+    }
+}
+
+// SAFETY: as for `RawMutex`; a timed enter that gives up holds nothing.
+unsafe impl lock_api::RawMutexTimed for RawMonitor {
+    type Duration = Duration;
+    type Instant = Instant;
+
+    #[inline]
+    fn try_lock_for(&self, timeout: Duration) -> Option<RawMonitorToken> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.try_lock_until(deadline),
+            None => Some(lock_api::RawMutex::lock(self)),
+        }
+    }
+
+    #[inline]
+    fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
+        let ee = ExecEnv::current();
+        match self.word.try_enter_until::<false>(ee, deadline) {
+            Some(record) => Some(Self::token(record)),
+            None => Self::failed(ee),
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `RawMonitor` under `lock_api`: code generic over `lock_api::RawMutex`
+//! runs on it, and everything `lock_api::Mutex` builds on the raw traits
+//! works (mapped and `Arc` guards, timed and fair unlocks, `bump`).
+
+use lock_api::{ArcMutexGuard, MappedMutexGuard, MutexGuard, RawMutex};
+use metalock::RawMonitor;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+type Mutex<T> = lock_api::Mutex<RawMonitor, T>;
+
+/// Written against the trait only, as a library generic over its lock would
+/// be: threads add to a shared total under the lock.
+fn add_up<R: RawMutex + Send + Sync + 'static>(threads: usize, per_thread: usize) -> usize {
+    let total = Arc::new(lock_api::Mutex::<R, (usize, usize)>::new((0, 0)));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let total = Arc::clone(&total);
+            thread::spawn(move || {
+                for _ in 0..per_thread {
+                    let mut guard = total.lock();
+                    // Two fields updated apart: a torn pair would show.
+                    guard.0 += 1;
+                    thread::yield_now();
+                    guard.1 += 1;
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let (a, b) = *total.lock();
+    assert_eq!(a, b);
+    a
+}
+
+#[test]
+fn a_function_generic_over_raw_mutex_runs_with_raw_monitor() {
+    assert_eq!(add_up::<RawMonitor>(4, 2_000), 8_000);
+    // The same function, on parking_lot's raw mutex, for comparison.
+    assert_eq!(add_up::<parking_lot::RawMutex>(4, 2_000), 8_000);
+}
+
+#[test]
+fn try_lock_and_timed_lock() {
+    let m = Mutex::new(1);
+    let guard = m.lock();
+    assert!(m.is_locked());
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(m.try_lock().is_none());
+            assert!(m.try_lock_for(Duration::from_millis(10)).is_none());
+        });
+    });
+    // The owner's own try_lock finds it locked: not reentrant.
+    assert!(m.try_lock().is_none());
+    assert!(m.try_lock_for(Duration::from_millis(1)).is_none());
+    drop(guard);
+    assert!(!m.is_locked());
+    *m.try_lock_for(Duration::from_millis(10)).unwrap() += 1;
+    assert_eq!(*m.lock(), 2);
+}
+
+#[test]
+#[should_panic(expected = "not reentrant")]
+fn a_relock_by_the_owner_panics() {
+    let m = Mutex::new(0);
+    let _first = m.lock();
+    let _second = m.lock();
+}
+
+#[test]
+fn mapped_arc_fair_and_bump() {
+    let m = Arc::new(Mutex::new((String::from("a"), 0_u32)));
+
+    let mut name: MappedMutexGuard<'_, RawMonitor, String> =
+        MutexGuard::map(m.lock(), |pair| &mut pair.0);
+    name.push('b');
+    drop(name);
+
+    let mut owned: ArcMutexGuard<RawMonitor, (String, u32)> = m.lock_arc();
+    owned.1 += 1;
+    // `bump` and `unlocked_fair` let a queued thread in and come back.
+    let other = {
+        let m = Arc::clone(&m);
+        thread::spawn(move || m.lock().1 += 10)
+    };
+    while !m.is_locked() || Arc::strong_count(&m) < 3 {
+        thread::yield_now();
+    }
+    ArcMutexGuard::bump(&mut owned);
+    ArcMutexGuard::unlock_fair(owned);
+    other.join().unwrap();
+
+    let guard = m.lock();
+    assert_eq!(guard.0, "ab");
+    assert_eq!(guard.1, 11);
+    MutexGuard::unlocked_fair(&mut { guard }, || {});
+    assert!(!m.is_locked());
+}
+
+#[test]
+fn a_fair_raw_monitor() {
+    let m = lock_api::Mutex::<RawMonitor, u32>::from_raw(RawMonitor::new_fair(), 0);
+    // SAFETY: only reads the fairness flag; the raw lock is not used.
+    assert!(unsafe { m.raw() }.is_fair());
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..250 {
+                    *m.lock() += 1;
+                }
+            });
+        }
+    });
+    assert_eq!(*m.lock(), 1_000);
+}
