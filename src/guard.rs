@@ -251,6 +251,40 @@ impl<'a> MonitorGuard<'a> {
         this.word.exit::<true>(this.record);
     }
 
+    /// Leaves the monitor, runs `f`, and enters it again (non-reentrantly),
+    /// also when `f` unwinds; for guards of depth 1 (`Synchronized`'s).
+    /// `fair` hands the monitor to the first queued thread on leaving.
+    ///
+    /// If `f` leaves the monitor held by this thread (it returns or forgets
+    /// a guard of it), entering again could only hand out a second `&mut`
+    /// to the value, and this guard's record is already released, so that
+    /// it can neither panic nor go on: the process aborts with a message.
+    pub(crate) fn unlocked<U>(&mut self, fair: bool, f: impl FnOnce() -> U) -> U {
+        /// Enters again when dropped: after `f`, or while it unwinds.
+        struct Reenter<'g, 'a>(&'g mut MonitorGuard<'a>);
+
+        impl Drop for Reenter<'_, '_> {
+            fn drop(&mut self) {
+                let guard = &mut *self.0;
+                if guard.word.is_owned_by_current_thread() {
+                    sys::abort_with(UNLOCKED_LEFT_HELD);
+                }
+                guard.record = guard.word.enter::<false>(ExecEnv::current());
+            }
+        }
+
+        debug_assert_eq!(self.depth(), 1);
+        if fair {
+            self.word.exit::<true>(self.record);
+        } else {
+            self.word.exit::<false>(self.record);
+        }
+        // Until it enters again, `self.record` is stale, and only `Reenter`
+        // can reach `self`.
+        let _reenter = Reenter(self);
+        f()
+    }
+
     /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
     /// public waits take `&mut self`, which is what keeps references into a
     /// `Synchronized` value from living across the wait.
@@ -259,6 +293,13 @@ impl<'a> MonitorGuard<'a> {
         self.word.wait(self.record, deadline, set)
     }
 }
+
+/// What the process prints when the closure of `unlocked` left the monitor
+/// held.
+const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
+    returned or forgot a guard of the same Synchronized, so the monitor is still held when the \
+    outer guard must re-enter it; two guards would give two `&mut` to the value, so the process \
+    aborts";
 
 /// The deadline `timeout` from now; `None` (no deadline) if that is too far
 /// to represent.

@@ -148,7 +148,9 @@ pub use exec_env::lock_records_allocated;
 pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
 #[cfg(all(feature = "lock_api", not(loom)))]
 pub use raw::{RawMonitor, RawMonitorToken};
-pub use synchronized::{Synchronized, SynchronizedGuard};
+pub use synchronized::{
+    ArcSynchronizedGuard, MappedSynchronizedGuard, Synchronized, SynchronizedGuard,
+};
 pub use sys::Instant;
 pub use word::MultiUseWord;
 

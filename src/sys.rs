@@ -207,20 +207,27 @@ const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking pr
 #[cold]
 #[inline(never)]
 pub(crate) fn abort_unwound() -> ! {
+    abort_with(UNWOUND)
+}
+
+/// Prints `message` and aborts the process: for a misuse that the crate
+/// detects but cannot survive soundly, and that must not unwind.
+#[cold]
+pub(crate) fn abort_with(message: &str) -> ! {
     #[cfg(feature = "std")]
     {
         use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{UNWOUND}");
+        let _ = writeln!(std::io::stderr(), "{message}");
         std::process::abort();
     }
     #[cfg(not(feature = "std"))]
     {
         /// A panic cannot unwind out of an `extern "C"` function: the
         /// runtime aborts instead, after the panic handler saw the message.
-        extern "C" fn abort_with_message() -> ! {
-            panic!("{}", UNWOUND)
+        extern "C" fn abort_with_message(message: &&str) -> ! {
+            panic!("{}", message)
         }
-        abort_with_message()
+        abort_with_message(&message)
     }
 }
 

@@ -59,7 +59,7 @@ use core::time::Duration;
 use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, record_of};
 use crate::primitive::Ordering;
-use crate::word::{BUSY, LOCKED, MultiUseWord, state};
+use crate::word::{BUSY, LOCKED, MultiUseWord, QUEUE_SUMMARY, state};
 
 /// Whether lock and unlock of an uncontended object use the fused
 /// single-compare-and-swap paths of section 5.2, and recursive enter and exit
@@ -131,6 +131,16 @@ impl MultiUseWord {
     pub(crate) fn is_owned_by_current_thread(&self) -> bool {
         // A thread with no EE bound owns nothing.
         ExecEnv::current_if_bound().is_some_and(|ee| self.inspect(|bits| owner_is(bits, ee)))
+    }
+
+    /// Whether threads may be queued to enter: a hint for `bump`, true when
+    /// the queue summary is set or a thread is in the middle of an
+    /// operation on the word.
+    pub(crate) fn has_queued_threads(&self) -> bool {
+        // Relaxed: a hint, read by the owner, that orders nothing; whatever
+        // follows takes the meta-lock if it matters.
+        let bits = self.word.load(Ordering::Relaxed);
+        state(bits) == BUSY || (state(bits) == LOCKED && bits & QUEUE_SUMMARY != 0)
     }
 
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when

@@ -53,6 +53,12 @@
 //! shared(&guard); // guards are not Sync
 //! ```
 
+mod arc;
+mod mapped;
+
+pub use arc::ArcSynchronizedGuard;
+pub use mapped::MappedSynchronizedGuard;
+
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 use core::time::Duration;
@@ -244,6 +250,24 @@ impl<T: ?Sized> Synchronized<T> {
         // SAFETY: `&mut self` excludes every guard and every other access.
         self.value.with_mut(|value| unsafe { &mut *value })
     }
+
+    /// A raw pointer to the value, without locking (as parking_lot's
+    /// `Mutex::data_ptr`). Reading or writing through it is sound only
+    /// while this thread holds the monitor or no other thread can reach the
+    /// `Synchronized`; that is the caller's to ensure.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let value = Synchronized::new(5);
+    /// let guard = value.lock();
+    /// // SAFETY: we hold the monitor.
+    /// assert_eq!(unsafe { *value.data_ptr() }, 5);
+    /// drop(guard);
+    /// ```
+    pub fn data_ptr(&self) -> *mut T {
+        self.value.with_mut(|value| value)
+    }
 }
 
 impl<T: Default> Default for Synchronized<T> {
@@ -360,6 +384,49 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// Marks every waiting thread as notified; returns how many.
     pub fn notify_all(&self) -> usize {
         self.monitor.notify_all()
+    }
+
+    /// Releases the monitor while `f` runs, and locks it again before
+    /// returning, also if `f` panics (parking_lot's `MutexGuard::unlocked`).
+    /// An associated function, called as `SynchronizedGuard::unlocked(&mut
+    /// guard, f)`, so that it cannot clash with a method of `T`.
+    ///
+    /// `f` must not leave this monitor held (by returning or forgetting a
+    /// guard of it): the process then aborts with a message, as re-entering
+    /// would alias the value.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let jobs = Synchronized::new(vec![1, 2]);
+    /// let mut guard = jobs.lock();
+    /// let job = guard.pop().unwrap();
+    /// // Run the job without blocking the queue.
+    /// let result = SynchronizedGuard::unlocked(&mut guard, || {
+    ///     assert!(!jobs.is_held_by_current_thread());
+    ///     job * 10
+    /// });
+    /// guard.push(result);
+    /// assert_eq!(*guard, [1, 20]);
+    /// ```
+    pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        guard.monitor.unlocked(false, f)
+    }
+
+    /// As [`unlocked`](Self::unlocked), handing the monitor to the thread
+    /// queued longest when it releases it (see
+    /// [`unlock_fair`](Self::unlock_fair)).
+    pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        guard.monitor.unlocked(true, f)
+    }
+
+    /// Hands the monitor to the thread queued longest, if any, and locks
+    /// it again behind that thread (parking_lot's `MutexGuard::bump`); does
+    /// nothing when no thread is queued.
+    pub fn bump(guard: &mut Self) {
+        if guard.monitor.word().has_queued_threads() {
+            guard.monitor.unlocked(true, || ());
+        }
     }
 }
 

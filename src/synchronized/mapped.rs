@@ -1,0 +1,150 @@
+//! Mapped guards: a [`SynchronizedGuard`] narrowed to a part of the value,
+//! as parking_lot's `MappedMutexGuard`.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::ops::{Deref, DerefMut};
+
+use super::SynchronizedGuard;
+use crate::guard::MonitorGuard;
+
+impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
+    /// Narrows the guard to a part of the value. An associated function
+    /// (`SynchronizedGuard::map(guard, f)`), so that it cannot clash with a
+    /// method of `T`. The mapped guard cannot wait: see
+    /// [`MappedSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let pair = Synchronized::new((String::from("a"), 1));
+    /// let mut name = SynchronizedGuard::map(pair.lock(), |pair| &mut pair.0);
+    /// name.push('b');
+    /// drop(name);
+    /// assert_eq!(pair.lock().0, "ab");
+    /// ```
+    pub fn map<U: ?Sized>(
+        guard: Self,
+        f: impl FnOnce(&mut T) -> &mut U,
+    ) -> MappedSynchronizedGuard<'a, U> {
+        let SynchronizedGuard { monitor, value } = guard;
+        // SAFETY: `monitor` owns the monitor (the guard's invariant), so
+        // this is the only access to the value; if `f` panics, `monitor`
+        // is dropped and releases it.
+        let part = value.with_mut(|value| unsafe { f(&mut *value) as *mut U });
+        MappedSynchronizedGuard {
+            monitor,
+            part,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// As [`map`](Self::map), when `f` finds the part: the original guard
+    /// back if it does not.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let list = Synchronized::new(vec![1, 2]);
+    /// let mut first = SynchronizedGuard::try_map(list.lock(), |v| v.first_mut()).unwrap();
+    /// *first = 10;
+    /// drop(first);
+    /// assert!(SynchronizedGuard::try_map(list.lock(), |v| v.get_mut(5)).is_err());
+    /// ```
+    pub fn try_map<U: ?Sized>(
+        guard: Self,
+        f: impl FnOnce(&mut T) -> Option<&mut U>,
+    ) -> Result<MappedSynchronizedGuard<'a, U>, Self> {
+        let SynchronizedGuard { monitor, value } = guard;
+        // SAFETY: as in `map`.
+        let part = value.with_mut(|value| unsafe { f(&mut *value).map(|part| part as *mut U) });
+        match part {
+            Some(part) => Ok(MappedSynchronizedGuard {
+                monitor,
+                part,
+                _borrow: PhantomData,
+            }),
+            None => Err(SynchronizedGuard { monitor, value }),
+        }
+    }
+}
+
+/// A [`SynchronizedGuard`] narrowed to a part of the value by
+/// [`SynchronizedGuard::map`]. It releases the monitor when dropped, like
+/// the guard it came from, but has no `wait`: a wait lets other threads
+/// change the value, and the part could move or be freed meanwhile (an
+/// element of a vector that grows). parking_lot's `MappedMutexGuard` cannot
+/// wait on a `Condvar` for the same reason.
+///
+/// Invariant: `monitor` owns, at depth 1, the monitor of the `Synchronized`
+/// whose value `part` points into; `part` is valid while it does.
+#[must_use = "the monitor is released as soon as the guard is dropped"]
+pub struct MappedSynchronizedGuard<'a, U: ?Sized> {
+    monitor: MonitorGuard<'a>,
+    part: *mut U,
+    _borrow: PhantomData<&'a mut U>,
+}
+
+impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
+    /// Narrows the guard further (see [`SynchronizedGuard::map`]).
+    pub fn map<V: ?Sized>(
+        guard: Self,
+        f: impl FnOnce(&mut U) -> &mut V,
+    ) -> MappedSynchronizedGuard<'a, V> {
+        let MappedSynchronizedGuard { monitor, part, .. } = guard;
+        // SAFETY: the invariant; the only access while `monitor` lives.
+        let part = unsafe { f(&mut *part) as *mut V };
+        MappedSynchronizedGuard {
+            monitor,
+            part,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Narrows the guard further if `f` finds the part, else gives it back.
+    pub fn try_map<V: ?Sized>(
+        guard: Self,
+        f: impl FnOnce(&mut U) -> Option<&mut V>,
+    ) -> Result<MappedSynchronizedGuard<'a, V>, Self> {
+        // SAFETY: as in `map`.
+        match unsafe { f(&mut *guard.part) }.map(|part| part as *mut V) {
+            Some(part) => {
+                let MappedSynchronizedGuard { monitor, .. } = guard;
+                Ok(MappedSynchronizedGuard {
+                    monitor,
+                    part,
+                    _borrow: PhantomData,
+                })
+            }
+            None => Err(guard),
+        }
+    }
+
+    /// Releases the monitor, handing it to the first thread queued to enter
+    /// (see [`MonitorGuard::unlock_fair`]).
+    pub fn unlock_fair(self) {
+        self.monitor.unlock_fair();
+    }
+}
+
+impl<U: ?Sized> Deref for MappedSynchronizedGuard<'_, U> {
+    type Target = U;
+
+    fn deref(&self) -> &U {
+        // SAFETY: the invariant.
+        unsafe { &*self.part }
+    }
+}
+
+impl<U: ?Sized> DerefMut for MappedSynchronizedGuard<'_, U> {
+    fn deref_mut(&mut self) -> &mut U {
+        // SAFETY: the invariant, and `&mut self` makes the access unique.
+        unsafe { &mut *self.part }
+    }
+}
+
+impl<U: ?Sized + fmt::Debug> fmt::Debug for MappedSynchronizedGuard<'_, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}

@@ -1,0 +1,182 @@
+//! The guard API parking_lot users expect, on `Synchronized`: mapped guards,
+//! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`.
+
+use metalock::{ArcSynchronizedGuard, Condition, Synchronized, SynchronizedGuard};
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+#[test]
+fn mapped_guards_narrow_and_release() {
+    let pair = Synchronized::new((vec![1, 2, 3], String::new()));
+    let mut items = SynchronizedGuard::map(pair.lock(), |pair| &mut pair.0);
+    items.push(4);
+    let mut last = metalock::MappedSynchronizedGuard::map(items, |items| items.last_mut().unwrap());
+    *last = 40;
+    assert!(pair.is_locked());
+    drop(last);
+    assert!(!pair.is_locked());
+
+    let missing = SynchronizedGuard::try_map(pair.lock(), |pair| pair.0.get_mut(10));
+    let guard = missing.expect_err("no tenth item");
+    assert_eq!(guard.0, [1, 2, 3, 40]);
+    drop(guard);
+
+    let name = SynchronizedGuard::try_map(pair.lock(), |pair| Some(&mut pair.1)).unwrap();
+    assert!(pair.is_held_by_current_thread());
+    name.unlock_fair();
+    assert!(!pair.is_locked());
+
+    // A panic in the mapping function releases the monitor.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = SynchronizedGuard::map(pair.lock(), |_| -> &mut u8 { panic!("mapping") });
+    }));
+    assert!(result.is_err());
+    assert!(!pair.is_locked());
+}
+
+#[test]
+fn arc_guards_are_static_and_keep_wait_and_notify() {
+    let shared = Arc::new(Synchronized::new(Vec::<u32>::new()));
+    let not_empty = Arc::new(Condition::new());
+    let consumer = {
+        let (shared, not_empty) = (Arc::clone(&shared), Arc::clone(&not_empty));
+        thread::spawn(move || {
+            // 'static: returned from a closure that owns nothing borrowed.
+            let lock = move || shared.lock_arc();
+            let mut items: ArcSynchronizedGuard<Vec<u32>> = lock();
+            not_empty.wait_while(&mut items, |items| items.is_empty());
+            let first = items.remove(0);
+            items.wait_while(|items| items.is_empty());
+            (first, items.pop().unwrap())
+        })
+    };
+    let mut items = shared.lock_arc();
+    items.push(7);
+    not_empty.notify_one();
+    drop(items);
+    loop {
+        let mut items = shared.lock_arc();
+        if items.is_empty() {
+            items.push(8);
+            items.notify_all();
+            break;
+        }
+        drop(items);
+        thread::yield_now();
+    }
+    assert_eq!(consumer.join().unwrap(), (7, 8));
+
+    let held = shared.lock_arc();
+    assert!(Arc::ptr_eq(
+        ArcSynchronizedGuard::synchronized(&held),
+        &shared
+    ));
+    thread::scope(|s| {
+        s.spawn(|| assert!(shared.try_lock_arc().is_none()));
+    });
+    held.unlock_fair();
+    assert!(shared.try_lock_arc().is_some());
+    // The guard kept the Synchronized alive on its own.
+    let guard = Arc::new(Synchronized::new(5)).lock_arc();
+    assert_eq!(*guard, 5);
+}
+
+#[test]
+fn unlocked_lets_others_in_and_locks_again() {
+    let value = Synchronized::new(0);
+    let mut guard = value.lock();
+    *guard = 1;
+    let seen = SynchronizedGuard::unlocked(&mut guard, || {
+        assert!(!value.is_locked());
+        thread::scope(|s| {
+            s.spawn(|| *value.lock() += 10);
+        });
+        *value.lock()
+    });
+    assert_eq!(seen, 11);
+    assert!(value.is_held_by_current_thread());
+    *guard += 100;
+
+    // A panic in the closure: the guard locks again while unwinding.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        SynchronizedGuard::unlocked_fair(&mut guard, || panic!("in the closure"));
+    }));
+    assert!(result.is_err());
+    assert!(value.is_held_by_current_thread());
+    assert_eq!(*guard, 111);
+    drop(guard);
+    assert!(!value.is_locked());
+}
+
+#[test]
+fn bump_lets_a_queued_thread_in() {
+    let value = Synchronized::new(Vec::new());
+    let mut guard = value.lock();
+    // Nobody queued: nothing happens.
+    SynchronizedGuard::bump(&mut guard);
+    let started = Barrier::new(2);
+    thread::scope(|s| {
+        s.spawn(|| {
+            started.wait();
+            value.lock().push("other");
+        });
+        started.wait();
+        guard.push("first");
+        // Give the other thread a fair chance to queue, then let it in.
+        while !value.is_locked() {}
+        for _ in 0..1_000 {
+            SynchronizedGuard::bump(&mut guard);
+            if guard.len() == 2 {
+                break;
+            }
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+        guard.push("after");
+        drop(guard);
+    });
+    let items = value.lock();
+    assert_eq!(items.first(), Some(&"first"));
+    assert!(items.contains(&"other"));
+}
+
+#[test]
+fn data_ptr_points_at_the_value() {
+    let value = Synchronized::new([1_u8; 4]);
+    let guard = value.lock();
+    // SAFETY: this thread holds the monitor.
+    unsafe { (*value.data_ptr())[0] = 9 };
+    assert_eq!(guard[0], 9);
+}
+
+const CHILD: &str = "METALOCK_GUARD_EXTRAS_CHILD";
+
+/// A closure of `unlocked` that returns a guard of the same value: locking
+/// again would alias the value, so the process aborts with a message.
+/// Checked in a child process.
+#[test]
+fn unlocked_closure_that_keeps_the_monitor_aborts() {
+    if std::env::var_os(CHILD).is_some() {
+        let value = Synchronized::new(0);
+        let mut guard = value.lock();
+        let inner = SynchronizedGuard::unlocked(&mut guard, || value.lock());
+        drop(inner);
+        return;
+    }
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "unlocked_closure_that_keeps_the_monitor_aborts",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs again");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("SynchronizedGuard::unlocked"),
+        "the message names the rule: {stderr}"
+    );
+}
