@@ -3,8 +3,8 @@
 //! locks, medians.
 //!
 //! ```text
-//! cargo run --release --example compare            # about a minute on 2 cores
-//! cargo run --release --example compare -- --full  # about 11 minutes
+//! cargo run --release --example compare            # about 80 s on 2 cores
+//! cargo run --release --example compare -- --full  # about 12 minutes
 //! ```
 //!
 //! Prints, in order:
@@ -23,7 +23,7 @@
 //!    absolute figures. Every figure of every lock and cell also goes to
 //!    `target/contention-sweep.csv` (`examples/plot.rs` draws it).
 //!
-//! The default mode's rounds are short (2 of 100 ms per lock and cell) and
+//! The default mode's rounds are short (2 of 70 ms per lock and cell) and
 //! its figures noisy; `--full` runs 5 rounds of 500 ms, the figures to
 //! quote. Figures from a busy machine are noisy; compare columns of one run,
 //! not runs of different machines.
@@ -54,12 +54,12 @@ const UNCONTENDED_PAIRS: u64 = 1_000_000;
 const UNCONTENDED_REPS: usize = 15;
 
 /// The fixed-duration rounds of the default mode, per lock and sweep cell
-/// and per wait/notify row: the whole run stays near a minute on 2 cores,
-/// at the price of noise (at 100 ms the scheduler's placement of 4 threads
+/// and per wait/notify row: the whole run stays under 90 s on 2 cores, at
+/// the price of noise (at 70 ms the scheduler's placement of 4 threads
 /// on 2 cores can decide a round's max/min).
 const QUICK_ROUNDS: Rounds = Rounds {
     count: 2,
-    length: Duration::from_millis(100),
+    length: Duration::from_millis(70),
 };
 /// The rounds of `--full`: long enough for the scheduler to even out the
 /// threads over the cores, and enough of them for a median.
@@ -725,12 +725,12 @@ impl Mode {
         match self {
             Mode::Default => format!(
                 "default, {QUICK_ROUNDS} per lock, per sweep cell and per wait/notify row \
-                 (about a minute; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
-                 about 11 minutes)"
+                 (about 80 s; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
+                 about 12 minutes)"
             ),
             Mode::Full => format!(
                 "--full, {FULL_ROUNDS} per lock, per sweep cell and per wait/notify row (about \
-                 11 minutes)"
+                 12 minutes)"
             ),
         }
     }
