@@ -28,6 +28,7 @@ impl MultiUseWord {
     /// assert_eq!(word.payload(), 42);
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub fn lock(&self) -> MonitorGuard<'_> {
         let ee = ExecEnv::current();
         let record = self.enter::<true>(ee);
@@ -37,6 +38,7 @@ impl MultiUseWord {
     /// Enters the monitor if that needs no waiting for another thread's
     /// monitor: it is free, or the calling thread owns it already.
     #[inline]
+    #[track_caller]
     pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
         let ee = ExecEnv::current();
         match self.try_enter::<true>(ee) {
@@ -67,6 +69,7 @@ impl MultiUseWord {
     /// assert!(word.try_lock_for(Duration::from_millis(10)).is_some());
     /// ```
     #[inline]
+    #[track_caller]
     pub fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
         match deadline_after(timeout) {
             Some(deadline) => self.try_lock_until(deadline),
@@ -76,6 +79,7 @@ impl MultiUseWord {
 
     /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
     #[inline]
+    #[track_caller]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
         let ee = ExecEnv::current();
         match self.try_enter_until::<true>(ee, deadline) {
@@ -125,7 +129,9 @@ impl WaitTimeoutResult {
 pub struct MonitorGuard<'a> {
     word: &'a MultiUseWord,
     record: &'static LockRecord,
-    _not_send_or_sync: PhantomData<*const ()>,
+    /// Neither `Send` nor `Sync`, and the compiler's error says which guard
+    /// (`*const MonitorGuard` cannot be sent between threads safely).
+    _not_send_or_sync: PhantomData<*const MonitorGuard<'static>>,
 }
 
 impl<'a> MonitorGuard<'a> {

@@ -66,6 +66,15 @@ pub(crate) struct LockRecord {
     free_next: UnsafeCell<*mut LockRecord>,
 }
 
+// SAFETY: records are shared between threads by design (queues, the wait
+// table, guards); each `UnsafeCell` field is touched only by the owner's
+// thread or under the meta-lock or stripe lock the invariant above names,
+// and the rest are atomics.
+unsafe impl Sync for LockRecord {}
+// SAFETY: as for `Sync`; which thread a record belongs to is its `owner`
+// field, not the thread holding a reference.
+unsafe impl Send for LockRecord {}
+
 const _: () = assert!(core::mem::align_of::<LockRecord>() > !POINTER_MASK);
 
 /// The lock record a LOCKED or WAITERS word points at.

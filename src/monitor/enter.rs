@@ -33,6 +33,7 @@ impl MultiUseWord {
     /// `REENTRANT == false` refuses (panics) when the calling thread owns it
     /// already.
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn enter<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => record,
@@ -43,6 +44,7 @@ impl MultiUseWord {
     /// The extra-fast enter: NEUTRAL to LOCKED in one compare-and-swap, or a
     /// recursive enter by the owner without any atomic read-modify-write.
     #[inline(always)]
+    #[track_caller]
     pub(super) fn try_enter_fast<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
@@ -230,6 +232,7 @@ impl MultiUseWord {
     /// monitorEnter through the meta-lock (Fig. 6, left). Out of line, so
     /// that the extra-fast path inlines into callers.
     #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
+    #[track_caller]
     fn enter_slow<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
         match self.enter_slow_until::<REENTRANT>(ee, None) {
             Some(record) => record,
@@ -239,6 +242,7 @@ impl MultiUseWord {
 
     /// The blocking part of `enter` and `try_enter_until` (in `try_enter`).
     #[inline]
+    #[track_caller]
     pub(super) fn enter_slow_until<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,

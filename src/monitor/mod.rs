@@ -101,6 +101,7 @@ fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
 /// `record` is the calling thread's and owns the monitor; the thread holds
 /// no meta-lock (the overflow panics).
 #[inline(always)]
+#[track_caller]
 unsafe fn enter_again(record: &LockRecord) {
     // SAFETY: the count is the owner's (caller's contract).
     unsafe {
@@ -113,6 +114,7 @@ unsafe fn enter_again(record: &LockRecord) {
 
 #[cold]
 #[inline(never)]
+#[track_caller]
 fn recursion_overflow() -> ! {
     panic!(
         "metalock: a thread entered one monitor {} levels deep, the most a recursion count \

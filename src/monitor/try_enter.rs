@@ -13,6 +13,7 @@ use crate::word::{LOCKED, MultiUseWord, state};
 impl MultiUseWord {
     /// Enters the monitor if it is free, or ours and `REENTRANT`.
     #[inline]
+    #[track_caller]
     pub(crate) fn try_enter<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
@@ -24,6 +25,7 @@ impl MultiUseWord {
     /// Enters the monitor, giving up at `deadline` if another thread still
     /// owns it then; `REENTRANT` as for `enter`.
     #[inline]
+    #[track_caller]
     pub(crate) fn try_enter_until<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
@@ -78,6 +80,7 @@ impl MultiUseWord {
 
     /// The non-blocking part of `try_lock`, through the meta-lock.
     #[cold]
+    #[track_caller]
     fn try_enter_slow<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,

@@ -34,6 +34,7 @@ impl<T: ?Sized> Synchronized<T> {
     /// drop(session);
     /// assert_eq!(*shared.lock(), [1]);
     /// ```
+    #[track_caller]
     pub fn lock_arc(self: &Arc<Self>) -> ArcSynchronizedGuard<T> {
         let sync = Arc::clone(self);
         let record = sync.word.enter::<false>(ExecEnv::current());

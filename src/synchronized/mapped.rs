@@ -27,11 +27,13 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
         guard: Self,
         f: impl FnOnce(&mut T) -> &mut U,
     ) -> MappedSynchronizedGuard<'a, U> {
-        let SynchronizedGuard { monitor, value } = guard;
+        let SynchronizedGuard { monitor, sync } = guard;
         // SAFETY: `monitor` owns the monitor (the guard's invariant), so
         // this is the only access to the value; if `f` panics, `monitor`
         // is dropped and releases it.
-        let part = value.with_mut(|value| unsafe { f(&mut *value) as *mut U });
+        let part = sync
+            .value
+            .with_mut(|value| unsafe { f(&mut *value) as *mut U });
         MappedSynchronizedGuard {
             monitor,
             part,
@@ -55,16 +57,18 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
         guard: Self,
         f: impl FnOnce(&mut T) -> Option<&mut U>,
     ) -> Result<MappedSynchronizedGuard<'a, U>, Self> {
-        let SynchronizedGuard { monitor, value } = guard;
+        let SynchronizedGuard { monitor, sync } = guard;
         // SAFETY: as in `map`.
-        let part = value.with_mut(|value| unsafe { f(&mut *value).map(|part| part as *mut U) });
+        let part = sync
+            .value
+            .with_mut(|value| unsafe { f(&mut *value).map(|part| part as *mut U) });
         match part {
             Some(part) => Ok(MappedSynchronizedGuard {
                 monitor,
                 part,
                 _borrow: PhantomData,
             }),
-            None => Err(SynchronizedGuard { monitor, value }),
+            None => Err(SynchronizedGuard { monitor, sync }),
         }
     }
 }

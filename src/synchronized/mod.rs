@@ -161,11 +161,12 @@ impl<T: ?Sized> Synchronized<T> {
     /// If the calling thread holds this monitor already (a `Synchronized` is
     /// not reentrant; see the module documentation).
     #[inline(always)]
+    #[track_caller]
     pub fn lock(&self) -> SynchronizedGuard<'_, T> {
         let record = self.word.enter::<false>(ExecEnv::current());
         SynchronizedGuard {
             monitor: MonitorGuard::new(&self.word, record),
-            value: &self.value,
+            sync: self,
         }
     }
 
@@ -177,7 +178,7 @@ impl<T: ?Sized> Synchronized<T> {
         match self.word.try_enter::<false>(ee) {
             Some(record) => Some(SynchronizedGuard {
                 monitor: MonitorGuard::new(&self.word, record),
-                value: &self.value,
+                sync: self,
             }),
             None => {
                 // SAFETY: `ee` is the calling thread's EE.
@@ -219,7 +220,7 @@ impl<T: ?Sized> Synchronized<T> {
         match self.word.try_enter_until::<false>(ee, deadline) {
             Some(record) => Some(SynchronizedGuard {
                 monitor: MonitorGuard::new(&self.word, record),
-                value: &self.value,
+                sync: self,
             }),
             None => {
                 // SAFETY: `ee` is the calling thread's EE.
@@ -301,12 +302,11 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Synchronized<T> {
 /// `wait` and `notify`. Dropping the guard releases the monitor, on every
 /// exit from its scope, panics included.
 ///
-/// Invariant: `monitor` owns the monitor of the `Synchronized` that `value`
-/// belongs to, at depth 1.
+/// Invariant: `monitor` owns the monitor of `sync`, at depth 1.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct SynchronizedGuard<'a, T: ?Sized> {
     monitor: MonitorGuard<'a>,
-    value: &'a UnsafeCell<T>,
+    sync: &'a Synchronized<T>,
 }
 
 impl<T: ?Sized> SynchronizedGuard<'_, T> {
@@ -450,14 +450,14 @@ impl<T: ?Sized> Deref for SynchronizedGuard<'_, T> {
     fn deref(&self) -> &T {
         // SAFETY: the guard owns the monitor (type invariant), so no other
         // access to the value exists while the guard is borrowed.
-        self.value.with(|value| unsafe { &*value })
+        self.sync.value.with(|value| unsafe { &*value })
     }
 }
 
 impl<T: ?Sized> DerefMut for SynchronizedGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`, and `&mut self` makes this access unique.
-        self.value.with_mut(|value| unsafe { &mut *value })
+        self.sync.value.with_mut(|value| unsafe { &mut *value })
     }
 }
 
