@@ -18,8 +18,7 @@ fn panic_location(f: impl FnOnce()) -> (String, u32) {
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     panic::set_hook(previous);
     assert!(result.is_err(), "it panicked");
-    let location = seen.lock().unwrap().take().unwrap();
-    location
+    seen.lock().unwrap().take().unwrap()
 }
 
 #[test]
