@@ -56,6 +56,8 @@
 //! - `lock_api`: `RawMonitor`, a raw mutex for `lock_api::Mutex`
 //!   (`RawMutex`, `RawMutexFair`, `RawMutexTimed`); not reentrant, as that
 //!   contract requires.
+//! - `serde`: `Serialize` for `Synchronized` (under the monitor) and
+//!   `Deserialize` (into an unlocked one).
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.

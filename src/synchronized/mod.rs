@@ -466,3 +466,22 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for SynchronizedGuard<'_, T> {
         fmt::Debug::fmt(&**self, f)
     }
 }
+
+/// Serializes the value under the monitor, as parking_lot's `Mutex` does:
+/// it blocks while another thread holds the monitor, and panics if the
+/// calling thread does (a `Synchronized` is not reentrant).
+#[cfg(feature = "serde")]
+impl<T: ?Sized + serde::Serialize> serde::Serialize for Synchronized<T> {
+    #[track_caller]
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.lock().serialize(serializer)
+    }
+}
+
+/// Deserializes the value and wraps it, unlocked.
+#[cfg(feature = "serde")]
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Synchronized<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(Synchronized::new)
+    }
+}

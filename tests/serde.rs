@@ -1,0 +1,29 @@
+//! Feature `serde`: a `Synchronized` serializes its value under the monitor
+//! and deserializes into an unlocked one.
+
+use metalock::Synchronized;
+
+#[test]
+fn round_trip_through_json() {
+    let value = Synchronized::new(vec![1_u32, 2, 3]);
+    let json = serde_json::to_string(&value).unwrap();
+    assert_eq!(json, "[1,2,3]");
+    assert!(!value.is_locked());
+    let back: Synchronized<Vec<u32>> = serde_json::from_str(&json).unwrap();
+    assert!(!back.is_locked());
+    assert_eq!(*back.lock(), [1, 2, 3]);
+}
+
+#[test]
+fn serializing_waits_for_the_holder() {
+    let value = Synchronized::new(1_u32);
+    let guard = value.lock();
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| serde_json::to_string(&value).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let mut guard = guard;
+        *guard = 2;
+        drop(guard);
+        assert_eq!(reader.join().unwrap(), "2");
+    });
+}
