@@ -47,6 +47,11 @@ fn aborted(status: &std::process::ExitStatus) -> bool {
 /// In the child: a thread queues for a meta-lock another thread holds, and
 /// the hook panics right there, between its swap and its hand-off.
 #[test]
+#[cfg_attr(
+    feature = "swap-only",
+    ignore = "the test-and-set meta-lock has no queue of successors: a thread waiting for \
+              it holds nothing an unwind could wedge, and no hand-off event fires"
+)]
 fn panic_while_queued_for_a_meta_lock() {
     if !is_child() {
         let (status, stderr) = run_child("panic_while_queued_for_a_meta_lock");
