@@ -123,6 +123,26 @@ impl WaitTimeoutResult {
 /// 004). The guard is neither `Send` nor `Sync`: a monitor belongs to the
 /// thread that entered it.
 ///
+/// ```
+/// use metalock::MultiUseWord;
+/// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+///
+/// let word = MultiUseWord::new();
+/// let ready = AtomicBool::new(false);
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         let mut guard = word.lock();
+///         // Relaxed: the monitor orders the flag.
+///         while !ready.load(Relaxed) {
+///             guard.wait();
+///         }
+///     });
+///     let guard = word.lock();
+///     ready.store(true, Relaxed);
+///     guard.notify_all();
+/// });
+/// ```
+///
 /// Invariant: `record` is the calling thread's lock record that owns the
 /// monitor of `word`, with a count of at least one level for this guard.
 #[must_use = "the monitor is released as soon as the guard is dropped"]

@@ -17,6 +17,17 @@ impl MultiUseWord {
     ///
     /// When the object is unlocked this is one load; otherwise the payload is
     /// read from the lock record it is displaced into, under the meta-lock.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::with_payload(0x2a);
+    /// let guard = word.lock();
+    /// assert_eq!(word.payload(), 0x2a); // displaced, still readable
+    /// word.set_payload(7);
+    /// drop(guard);
+    /// assert_eq!(word.payload(), 7);
+    /// ```
     pub fn payload(&self) -> usize {
         payload_of(self.neutral())
     }

@@ -147,6 +147,11 @@ impl<T> Synchronized<T> {
     }
 
     /// Unwraps the value.
+    ///
+    /// ```
+    /// let names = metalock::Synchronized::new(vec!["a"]);
+    /// assert_eq!(names.into_inner(), ["a"]);
+    /// ```
     pub fn into_inner(self) -> T {
         self.value.into_inner()
     }
@@ -172,6 +177,13 @@ impl<T: ?Sized> Synchronized<T> {
 
     /// Enters the monitor if it is free; `None` if another thread holds it or
     /// the calling thread does.
+    ///
+    /// ```
+    /// let value = metalock::Synchronized::new(1);
+    /// let held = value.try_lock().unwrap();
+    /// assert!(value.try_lock().is_none()); // not reentrant
+    /// drop(held);
+    /// ```
     #[inline]
     pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
         let ee = ExecEnv::current();
@@ -247,6 +259,12 @@ impl<T: ?Sized> Synchronized<T> {
 
     /// The value, without locking: `&mut self` proves nobody else can reach
     /// it.
+    ///
+    /// ```
+    /// let mut value = metalock::Synchronized::new(1);
+    /// *value.get_mut() += 1;
+    /// assert_eq!(*value.lock(), 2);
+    /// ```
     pub fn get_mut(&mut self) -> &mut T {
         // SAFETY: `&mut self` excludes every guard and every other access.
         self.value.with_mut(|value| unsafe { &mut *value })
@@ -301,6 +319,22 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Synchronized<T> {
 /// Exclusive access to the value of a [`Synchronized`], and to its monitor's
 /// `wait` and `notify`. Dropping the guard releases the monitor, on every
 /// exit from its scope, panics included.
+///
+/// ```
+/// use metalock::Synchronized;
+///
+/// let jobs = Synchronized::new(Vec::new());
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         let mut jobs = jobs.lock();
+///         jobs.wait_while(|jobs| jobs.is_empty());
+///         assert_eq!(jobs.pop(), Some("job"));
+///     });
+///     let mut guard = jobs.lock();
+///     guard.push("job");
+///     guard.notify_one();
+/// });
+/// ```
 ///
 /// Invariant: `monitor` owns the monitor of `sync`, at depth 1.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
