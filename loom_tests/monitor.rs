@@ -453,6 +453,72 @@ fn timed_enter_gives_up_in_a_queue() {
     });
 }
 
+/// A timed contender next to a waiter that the owner notifies: the
+/// notified waiter is queued ahead of contenders, and a timed contender that
+/// gives up must leave it its invitation or hand-over.
+#[test]
+fn timed_enter_with_a_notified_waiter() {
+    explore(
+        "timed_enter_with_a_notified_waiter",
+        three_threads(),
+        || {
+            let shared = Shared::new();
+            let waiter = spawn(&shared, |shared| {
+                let mut g = shared.word.lock();
+                while !shared.flag(&g) {
+                    g.wait();
+                }
+                shared.bump(&g);
+            });
+            let timed = spawn(&shared, |shared| {
+                let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
+                    return 0;
+                };
+                shared.bump(&g);
+                1
+            });
+            {
+                let g = shared.word.lock();
+                shared.set_flag(&g);
+                g.notify_all();
+            }
+            waiter.join().unwrap();
+            let got = timed.join().unwrap();
+            shared.check_final(1 + got);
+        },
+    );
+}
+
+/// A fair monitor hands over on every release: a timed contender may be the
+/// heir, or give up with a blocking contender queued behind or ahead of it.
+#[test]
+fn fair_monitor_with_a_timed_contender() {
+    explore(
+        "fair_monitor_with_a_timed_contender",
+        three_threads(),
+        || {
+            let shared = Shared::fair();
+            let held = shared.word.lock();
+            let timed = spawn(&shared, |shared| {
+                let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
+                    return 0;
+                };
+                shared.bump(&g);
+                1
+            });
+            let blocking = spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            });
+            shared.bump(&held);
+            drop(held);
+            blocking.join().unwrap();
+            let got = timed.join().unwrap();
+            shared.check_final_fair(2 + got);
+        },
+    );
+}
+
 #[test]
 fn set_payload_races_enter_exit() {
     explore("set_payload_races_enter_exit", two_threads(), || {

@@ -114,7 +114,7 @@ impl Condition {
     /// ```
     #[track_caller]
     pub fn wait<G: AsMonitorGuard + ?Sized>(&self, guard: &mut G) {
-        guard.__monitor_guard().wait_on(self.wait_set(), None);
+        guard.__monitor_guard().0.wait_on(self.wait_set(), None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
@@ -137,6 +137,7 @@ impl Condition {
         WaitTimeoutResult(
             guard
                 .__monitor_guard()
+                .0
                 .wait_on(self.wait_set(), deadline_after(timeout)),
         )
     }
@@ -162,6 +163,7 @@ impl Condition {
         WaitTimeoutResult(
             guard
                 .__monitor_guard()
+                .0
                 .wait_on(self.wait_set(), Some(deadline)),
         )
     }

@@ -350,14 +350,14 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
         if woken {
             #[cfg(all(feature = "stats", not(loom)))]
             {
-                let record = guard.__monitor_guard().record;
+                let record = guard.__monitor_guard().0.record;
                 // SAFETY: the guard's record belongs to the calling thread.
                 let ee = unsafe { ExecEnv::of_owner(record.owner()) };
                 count!(ee, futile_wakeups);
             }
         }
         woken = true;
-        if guard.__monitor_guard().wait_on(set, deadline) {
+        if guard.__monitor_guard().0.wait_on(set, deadline) {
             return WaitTimeoutResult(condition(guard.__target()));
         }
     }
@@ -374,29 +374,39 @@ pub trait AsMonitorGuard: sealed::Sealed {
     /// `SynchronizedGuard`, nothing (`()`) for a `MonitorGuard`.
     type Target: ?Sized;
 
-    /// The monitor guard inside. Not part of the API.
-    #[doc(hidden)]
-    fn __monitor_guard(&self) -> &MonitorGuard<'_>;
-
     /// What a condition sees. Not part of the API.
     #[doc(hidden)]
     fn __target(&mut self) -> &mut Self::Target;
 }
 
 pub(crate) mod sealed {
+    use super::MonitorGuard;
+
     /// Keeps [`AsMonitorGuard`](super::AsMonitorGuard) to the crate's
     /// guards.
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// The monitor guard inside, opaque outside the crate.
+        fn __monitor_guard(&self) -> MonitorRef<'_>;
+    }
+
+    /// The monitor guard inside a guard, with nothing a user can call: a
+    /// user who reached a `Synchronized`'s word could enter it a second time
+    /// and `wait` through that, releasing the monitor while the outer guard
+    /// still lends out the value (rule 2 of `synchronized`). A generic bound
+    /// on `AsMonitorGuard` makes `__monitor_guard` callable from anywhere,
+    /// so it is the returned type that stays closed.
+    #[derive(Debug)]
+    pub struct MonitorRef<'a>(pub(crate) &'a MonitorGuard<'a>);
 }
 
-impl sealed::Sealed for MonitorGuard<'_> {}
+impl sealed::Sealed for MonitorGuard<'_> {
+    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+        sealed::MonitorRef(self)
+    }
+}
 
 impl AsMonitorGuard for MonitorGuard<'_> {
     type Target = ();
-
-    fn __monitor_guard(&self) -> &MonitorGuard<'_> {
-        self
-    }
 
     fn __target(&mut self) -> &mut () {
         // A zero-sized value: leaking it allocates nothing.

@@ -146,6 +146,8 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     fn try_lock_for(&self, timeout: Duration) -> Option<RawMonitorToken> {
         match deadline_after(timeout) {
             Some(deadline) => self.try_lock_until(deadline),
+            // No deadline the clock can hold; the owner gets `None` at once.
+            None if self.word.is_held_by_current_thread() => None,
             None => Some(lock_api::RawMutex::lock(self)),
         }
     }

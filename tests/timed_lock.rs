@@ -81,6 +81,11 @@ fn an_endless_timeout_waits_like_lock() {
     let word = MultiUseWord::new();
     let guard = word.try_lock_for(Duration::MAX).unwrap();
     assert_eq!(guard.depth(), 1);
+    // Not for the owner of a Synchronized: None, as from any try.
+    let value = Synchronized::new(());
+    let held = value.try_lock_for(Duration::MAX).unwrap();
+    assert!(value.try_lock_for(Duration::MAX).is_none());
+    drop(held);
 }
 
 /// Contenders that give up in every position of the queue (first, middle,

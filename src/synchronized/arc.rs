@@ -167,14 +167,14 @@ impl<T: ?Sized> Drop for ArcSynchronizedGuard<T> {
     }
 }
 
-impl<T: ?Sized> guard::sealed::Sealed for ArcSynchronizedGuard<T> {}
+impl<T: ?Sized> guard::sealed::Sealed for ArcSynchronizedGuard<T> {
+    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+        guard::sealed::MonitorRef(&self.monitor)
+    }
+}
 
 impl<T: ?Sized> AsMonitorGuard for ArcSynchronizedGuard<T> {
     type Target = T;
-
-    fn __monitor_guard(&self) -> &MonitorGuard<'_> {
-        &self.monitor
-    }
 
     fn __target(&mut self) -> &mut T {
         self

@@ -30,6 +30,13 @@
 //!
 //! What the type system rules out does not compile:
 //!
+//! ```compile_fail,E0599
+//! // The monitor guard inside a guard is opaque: no way to the word.
+//! fn reach<G: metalock::AsMonitorGuard>(guard: &G) -> usize {
+//!     guard.__monitor_guard().depth()
+//! }
+//! ```
+//!
 //! ```compile_fail,E0277
 //! let s = metalock::Synchronized::new(0);
 //! let guard = s.lock();
@@ -221,6 +228,9 @@ impl<T: ?Sized> Synchronized<T> {
     pub fn try_lock_for(&self, timeout: Duration) -> Option<SynchronizedGuard<'_, T>> {
         match deadline_after(timeout) {
             Some(deadline) => self.try_lock_until(deadline),
+            // A timeout past what the clock can hold: no deadline, except
+            // that the owner gets `None` at once, as from any try.
+            None if self.is_held_by_current_thread() => None,
             None => Some(self.lock()),
         }
     }
@@ -464,14 +474,14 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     }
 }
 
-impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {}
+impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {
+    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+        guard::sealed::MonitorRef(&self.monitor)
+    }
+}
 
 impl<T: ?Sized> AsMonitorGuard for SynchronizedGuard<'_, T> {
     type Target = T;
-
-    fn __monitor_guard(&self) -> &MonitorGuard<'_> {
-        &self.monitor
-    }
 
     fn __target(&mut self) -> &mut T {
         self
