@@ -40,15 +40,7 @@ impl MultiUseWord {
     #[inline]
     #[track_caller]
     pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
-        let ee = ExecEnv::current();
-        match self.try_enter::<true>(ee) {
-            Some(record) => Some(MonitorGuard::new(self, record)),
-            None => {
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-        }
+        try_entered(|ee| self.try_enter::<true>(ee)).map(|record| MonitorGuard::new(self, record))
     }
 
     /// Enters the monitor, waiting at most `timeout` for another thread to
@@ -81,15 +73,8 @@ impl MultiUseWord {
     #[inline]
     #[track_caller]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
-        let ee = ExecEnv::current();
-        match self.try_enter_until::<true>(ee, deadline) {
-            Some(record) => Some(MonitorGuard::new(self, record)),
-            None => {
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-        }
+        try_entered(|ee| self.try_enter_until::<true>(ee, deadline))
+            .map(|record| MonitorGuard::new(self, record))
     }
 
     /// Whether some thread owns the monitor now (a snapshot).
@@ -318,6 +303,21 @@ impl<'a> MonitorGuard<'a> {
     pub(crate) fn wait_on(&self, set: WaitSet<'_>, deadline: Option<Instant>) -> bool {
         self.word.wait(self.record, deadline, set)
     }
+}
+
+/// Runs a try-enter `attempt` with the calling thread's EE; when it fails,
+/// gives back an EE the thread bound only for it.
+#[inline]
+pub(crate) fn try_entered(
+    attempt: impl FnOnce(&'static ExecEnv) -> Option<&'static LockRecord>,
+) -> Option<&'static LockRecord> {
+    let ee = ExecEnv::current();
+    let entered = attempt(ee);
+    if entered.is_none() {
+        // SAFETY: `ee` is the calling thread's EE.
+        unsafe { ee.release_if_idle_and_detached() };
+    }
+    entered
 }
 
 /// What the process prints when the closure of `unlocked` left the monitor

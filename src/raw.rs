@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::guard::deadline_after;
+use crate::guard::{deadline_after, try_entered};
 use crate::lock_record::LockRecord;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -69,14 +69,6 @@ impl RawMonitor {
             not_send: PhantomData,
         }
     }
-
-    /// `None` from a try: gives back an execution environment the thread
-    /// took only for it.
-    fn failed(ee: &'static ExecEnv) -> Option<RawMonitorToken> {
-        // SAFETY: `ee` is the calling thread's EE.
-        unsafe { ee.release_if_idle_and_detached() };
-        None
-    }
 }
 
 /// What a locked [`RawMonitor`] hands its `lock_api` guard: the lock record
@@ -111,11 +103,7 @@ unsafe impl lock_api::RawMutex for RawMonitor {
 
     #[inline]
     fn try_lock(&self) -> Option<RawMonitorToken> {
-        let ee = ExecEnv::current();
-        match self.word.try_enter::<false>(ee) {
-            Some(record) => Some(Self::token(record)),
-            None => Self::failed(ee),
-        }
+        try_entered(|ee| self.word.try_enter::<false>(ee)).map(Self::token)
     }
 
     #[inline]
@@ -154,10 +142,6 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
 
     #[inline]
     fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
-        let ee = ExecEnv::current();
-        match self.word.try_enter_until::<false>(ee, deadline) {
-            Some(record) => Some(Self::token(record)),
-            None => Self::failed(ee),
-        }
+        try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline)).map(Self::token)
     }
 }

@@ -44,15 +44,8 @@ impl<T: ?Sized> Synchronized<T> {
     /// As [`try_lock`](Self::try_lock), returning an
     /// [`ArcSynchronizedGuard`].
     pub fn try_lock_arc(self: &Arc<Self>) -> Option<ArcSynchronizedGuard<T>> {
-        let ee = ExecEnv::current();
-        match self.word.try_enter::<false>(ee) {
-            Some(record) => Some(ArcSynchronizedGuard::new(Arc::clone(self), record)),
-            None => {
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-        }
+        guard::try_entered(|ee| self.word.try_enter::<false>(ee))
+            .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
     }
 }
 

@@ -74,6 +74,7 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{
     self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
 };
+use crate::lock_record::LockRecord;
 use crate::monitor::WaitSet;
 use crate::primitive::UnsafeCell;
 use crate::sys::Instant;
@@ -175,7 +176,12 @@ impl<T: ?Sized> Synchronized<T> {
     #[inline(always)]
     #[track_caller]
     pub fn lock(&self) -> SynchronizedGuard<'_, T> {
-        let record = self.word.enter::<false>(ExecEnv::current());
+        self.guard(self.word.enter::<false>(ExecEnv::current()))
+    }
+
+    /// The guard of `record`, which owns this monitor at depth 1.
+    #[inline(always)]
+    fn guard(&self, record: &'static LockRecord) -> SynchronizedGuard<'_, T> {
         SynchronizedGuard {
             monitor: MonitorGuard::new(&self.word, record),
             sync: self,
@@ -193,18 +199,7 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     #[inline]
     pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
-        let ee = ExecEnv::current();
-        match self.word.try_enter::<false>(ee) {
-            Some(record) => Some(SynchronizedGuard {
-                monitor: MonitorGuard::new(&self.word, record),
-                sync: self,
-            }),
-            None => {
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-        }
+        guard::try_entered(|ee| self.word.try_enter::<false>(ee)).map(|record| self.guard(record))
     }
 
     /// Enters the monitor, waiting at most `timeout` for another thread to
@@ -238,18 +233,8 @@ impl<T: ?Sized> Synchronized<T> {
     /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
     #[inline]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<SynchronizedGuard<'_, T>> {
-        let ee = ExecEnv::current();
-        match self.word.try_enter_until::<false>(ee, deadline) {
-            Some(record) => Some(SynchronizedGuard {
-                monitor: MonitorGuard::new(&self.word, record),
-                sync: self,
-            }),
-            None => {
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-        }
+        guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
+            .map(|record| self.guard(record))
     }
 
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
