@@ -71,7 +71,25 @@ pub struct Condition {
 const _: () = assert!(core::mem::size_of::<Condition>() == core::mem::size_of::<usize>());
 
 impl Condition {
-    /// A condition nobody waits on.
+    /// A condition nobody waits on. `const`, so that a condition can be a
+    /// `static` beside the monitor it goes with.
+    ///
+    /// ```
+    /// use metalock::{Condition, Synchronized};
+    ///
+    /// static CONFIG: Synchronized<Option<&str>> = Synchronized::new(None);
+    /// static LOADED: Condition = Condition::new();
+    ///
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         *CONFIG.lock() = Some("debug");
+    ///         LOADED.notify_all();
+    ///     });
+    ///     let mut config = CONFIG.lock();
+    ///     LOADED.wait_while(&mut config, |config| config.is_none());
+    ///     assert_eq!(*config, Some("debug"));
+    /// });
+    /// ```
     #[cfg(not(loom))]
     pub const fn new() -> Self {
         Self {

@@ -34,6 +34,18 @@ impl MultiUseWord {
 
     /// Whether the monitor is fair (made by
     /// [`new_fair`](Self::new_fair) or [`fair_with_payload`](Self::fair_with_payload)).
+    /// The fair bit is displaced with the payload, so it reads the same in
+    /// every lock state.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::fair_with_payload(5);
+    /// let guard = word.lock();
+    /// assert!(word.is_fair());
+    /// drop(guard);
+    /// assert!(!MultiUseWord::with_payload(5).is_fair());
+    /// ```
     pub fn is_fair(&self) -> bool {
         self.neutral() & FAIR != 0
     }
@@ -64,11 +76,25 @@ impl MultiUseWord {
     }
 
     /// Replaces the payload, whatever the lock state; a fair monitor stays
-    /// fair.
+    /// fair. The payload is not guarded by the monitor: any thread may set it
+    /// while another holds the monitor, and the unlock keeps the new value.
     ///
     /// # Panics
     ///
     /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new_fair();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| word.set_payload(MultiUseWord::MAX_PAYLOAD));
+    /// });
+    /// drop(guard);
+    /// assert_eq!(word.payload(), MultiUseWord::MAX_PAYLOAD);
+    /// assert!(word.is_fair());
+    /// ```
     #[track_caller]
     pub fn set_payload(&self, payload: usize) {
         check_payload(payload);

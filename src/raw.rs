@@ -43,7 +43,22 @@ pub struct RawMonitor {
 }
 
 impl RawMonitor {
-    /// An unlocked monitor.
+    /// An unlocked monitor. `const`, so that a `lock_api::Mutex` built on it
+    /// can be a `static`.
+    ///
+    /// ```
+    /// use metalock::RawMonitor;
+    ///
+    /// static HITS: lock_api::Mutex<RawMonitor, u32> =
+    ///     lock_api::Mutex::from_raw(RawMonitor::new(), 0);
+    ///
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..4 {
+    ///         s.spawn(|| *HITS.lock() += 1);
+    ///     }
+    /// });
+    /// assert_eq!(*HITS.lock(), 4);
+    /// ```
     pub const fn new() -> Self {
         Self {
             word: MultiUseWord::new(),
@@ -51,7 +66,17 @@ impl RawMonitor {
     }
 
     /// An unlocked fair monitor: every unlock hands it to the thread that
-    /// has waited longest, as `unlock_fair` does.
+    /// has waited longest, as `unlock_fair` does. `lock_api::Mutex::new`
+    /// starts from `RawMutex::INIT`, a plain monitor; build a fair mutex
+    /// with `Mutex::from_raw`.
+    ///
+    /// ```
+    /// use metalock::RawMonitor;
+    ///
+    /// let queue = lock_api::Mutex::from_raw(RawMonitor::new_fair(), Vec::new());
+    /// queue.lock().push(1);
+    /// assert_eq!(queue.into_inner(), [1]);
+    /// ```
     pub const fn new_fair() -> Self {
         Self {
             word: MultiUseWord::new_fair(),
@@ -59,6 +84,13 @@ impl RawMonitor {
     }
 
     /// Whether the monitor is fair.
+    ///
+    /// ```
+    /// use metalock::RawMonitor;
+    ///
+    /// assert!(RawMonitor::new_fair().is_fair());
+    /// assert!(!RawMonitor::new().is_fair());
+    /// ```
     pub fn is_fair(&self) -> bool {
         self.word.is_fair()
     }
@@ -74,6 +106,21 @@ impl RawMonitor {
 /// What a locked [`RawMonitor`] hands its `lock_api` guard: the lock record
 /// that owns the monitor. Not `Send`: the monitor belongs to the thread that
 /// locked it, so `lock_api`'s guards stay on that thread too.
+///
+/// Code that uses the raw mutex directly holds the token and gives it back
+/// to unlock:
+///
+/// ```
+/// use lock_api::RawMutex;
+/// use metalock::{RawMonitor, RawMonitorToken};
+///
+/// let raw = RawMonitor::new();
+/// let token: RawMonitorToken = raw.lock();
+/// assert!(raw.try_lock().is_none()); // not reentrant
+/// // SAFETY: `token` is the one `lock` returned, on this thread.
+/// unsafe { raw.unlock(token) };
+/// assert!(!raw.is_locked());
+/// ```
 #[derive(Debug)]
 pub struct RawMonitorToken {
     record: &'static LockRecord,

@@ -13,7 +13,15 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::exec_env::all_envs;
 
-/// Totals of the synchronization events of all threads so far.
+/// Totals of the synchronization events of all threads so far. Its
+/// `Display` is a table of the counts, one per line.
+///
+/// ```
+/// use metalock::stats;
+///
+/// let table = stats::snapshot().to_string();
+/// assert!(table.lines().any(|line| line.starts_with("getMetaLock ")));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Snapshot {
@@ -49,6 +57,18 @@ pub struct Snapshot {
 }
 
 /// Sums the counters of every thread that has synchronized so far.
+///
+/// ```
+/// use metalock::{Synchronized, stats};
+/// use std::time::Duration;
+///
+/// let value = Synchronized::new(0);
+/// let before = stats::snapshot();
+/// let mut guard = value.lock();
+/// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+/// drop(guard);
+/// assert_eq!(stats::snapshot().waits, before.waits + 1);
+/// ```
 pub fn snapshot() -> Snapshot {
     let mut total = Snapshot::default();
     for env in all_envs() {
@@ -71,7 +91,20 @@ pub fn snapshot() -> Snapshot {
 }
 
 impl Snapshot {
-    /// The counts that happened between `earlier` and `self`.
+    /// The counts that happened between `earlier` and `self`: what the code
+    /// run in between cost.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, stats};
+    ///
+    /// let value = Synchronized::new(0);
+    /// let before = stats::snapshot();
+    /// let guard = value.lock();
+    /// guard.notify_all();
+    /// drop(guard);
+    /// let delta = stats::snapshot().since(&before);
+    /// assert_eq!((delta.notifies, delta.waits), (1, 0));
+    /// ```
     pub fn since(&self, earlier: &Snapshot) -> Snapshot {
         Snapshot {
             get_meta_lock: self.get_meta_lock - earlier.get_meta_lock,

@@ -61,19 +61,130 @@ impl Instant {
 ///   slot that belongs to the calling thread alone, starts at zero, and stays
 ///   valid for as long as that thread runs; the thread's exit path calls
 ///   `release_current_thread` once it no longer synchronizes.
+///
+/// The simplest sound platform never blocks: a `wait` that returns at once
+/// is a spurious wake-up, which the contract allows, and since the crate
+/// re-checks its condition after every wait, it then spins where it would
+/// sleep.
+/// A `no_std` platform also implements
+/// [`current_thread_slot`](Self::current_thread_slot), and is registered with
+/// `set_platform` before the first lock.
+///
+/// ```
+/// use metalock::platform::{Instant, Platform};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+///
+/// struct Spin;
+///
+/// // SAFETY: `wait` never blocks, so it cannot miss a wake; `Instant` is
+/// // monotonic.
+/// unsafe impl Platform for Spin {
+///     fn wait(&self, _: &AtomicU32, _: u32, _: Option<Instant>) {}
+///     fn wake(&self, _: &AtomicU32) {}
+///     fn yield_now(&self) {
+///         std::thread::yield_now();
+///     }
+///     fn now(&self) -> Instant {
+///         Instant::now() // an RTOS reads its tick counter here
+///     }
+/// }
+///
+/// let platform: &'static dyn Platform = &Spin; // what `set_platform` takes
+/// let flag = AtomicU32::new(0);
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         flag.store(1, Ordering::Release);
+///         platform.wake(&flag);
+///     });
+///     // As the crate does: re-check after every return from `wait`.
+///     while flag.load(Ordering::Acquire) == 0 {
+///         platform.wait(&flag, 0, None);
+///     }
+/// });
+/// ```
 pub unsafe trait Platform: Sync {
     /// Blocks the calling thread while `*word == expected`, until `wake` is
     /// called on `word`, `deadline` passes, or spuriously. Returns at once if
     /// the value is not `expected`.
+    ///
+    /// Callers re-check what they wait for after every return, and give up
+    /// by the clock rather than by what `wait` returned:
+    ///
+    /// ```
+    /// use metalock::platform::{Instant, Platform, StdPlatform};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// /// Whether `word` moved off `old` before `deadline`.
+    /// fn changed(p: &impl Platform, word: &AtomicU32, old: u32, deadline: Instant) -> bool {
+    ///     loop {
+    ///         if word.load(Ordering::Acquire) != old {
+    ///             return true;
+    ///         }
+    ///         if p.now() >= deadline {
+    ///             return false;
+    ///         }
+    ///         p.wait(word, old, Some(deadline)); // may return spuriously
+    ///     }
+    /// }
+    ///
+    /// let word = AtomicU32::new(0);
+    /// let soon = || StdPlatform.now() + Duration::from_millis(1);
+    /// assert!(!changed(&StdPlatform, &word, 0, soon()));
+    /// word.store(1, Ordering::Release);
+    /// assert!(changed(&StdPlatform, &word, 0, soon()));
+    /// ```
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>);
 
-    /// Wakes every thread blocked in `wait` on `word`.
+    /// Wakes every thread blocked in `wait` on `word`. The waker changes the
+    /// value first, so that a thread about to block sees it and returns.
+    ///
+    /// ```
+    /// use metalock::platform::{Platform, StdPlatform};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// let flag = AtomicU32::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| {
+    ///             while flag.load(Ordering::Acquire) == 0 {
+    ///                 StdPlatform.wait(&flag, 0, None);
+    ///             }
+    ///         });
+    ///     }
+    ///     flag.store(1, Ordering::Release);
+    ///     StdPlatform.wake(&flag); // both waiters
+    /// });
+    /// ```
     fn wake(&self, word: &AtomicU32);
 
-    /// Offers the processor to another thread.
+    /// Offers the processor to another thread: the crate calls it while it
+    /// spins briefly before blocking, so that the thread it waits for can
+    /// run even on a single core.
+    ///
+    /// ```
+    /// use metalock::platform::{Platform, StdPlatform};
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    ///
+    /// let ready = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| ready.store(true, Ordering::Release));
+    ///     while !ready.load(Ordering::Acquire) {
+    ///         StdPlatform.yield_now();
+    ///     }
+    /// });
+    /// ```
     fn yield_now(&self);
 
-    /// The current time of a monotonic clock.
+    /// The current time of a monotonic clock, from which the crate computes
+    /// the deadlines of timed locks and waits.
+    ///
+    /// ```
+    /// use metalock::platform::{Platform, StdPlatform};
+    ///
+    /// let earlier = StdPlatform.now();
+    /// assert!(StdPlatform.now() >= earlier); // never goes back
+    /// ```
     fn now(&self) -> Instant;
 
     /// The calling thread's word of storage for its execution environment
@@ -81,6 +192,26 @@ pub unsafe trait Platform: Sync {
     ///
     /// Only called when the crate is built without `std`, where there are no
     /// thread-locals of the crate's own. The default panics.
+    ///
+    /// A platform with thread-locals of its own can keep the slot in one
+    /// without a destructor, which stays valid as long as the thread runs:
+    ///
+    /// ```
+    /// use core::ptr::NonNull;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// fn current_thread_slot() -> NonNull<AtomicUsize> {
+    ///     std::thread_local!(static SLOT: AtomicUsize = const { AtomicUsize::new(0) });
+    ///     SLOT.with(|slot| NonNull::from(slot))
+    /// }
+    ///
+    /// let slot = current_thread_slot();
+    /// assert_eq!(current_thread_slot(), slot); // the same for the thread's life
+    /// // SAFETY: the slot is the calling thread's, alive while it runs.
+    /// assert_eq!(unsafe { slot.as_ref() }.load(Ordering::Relaxed), 0);
+    /// let other = std::thread::spawn(|| current_thread_slot().as_ptr() as usize);
+    /// assert_ne!(other.join().unwrap(), slot.as_ptr() as usize);
+    /// ```
     fn current_thread_slot(&self) -> NonNull<AtomicUsize> {
         panic!(
             "metalock: this Platform does not implement current_thread_slot, which is \
@@ -93,6 +224,18 @@ pub unsafe trait Platform: Sync {
 /// call on 64-bit Linux, and through `parking_lot_core`'s address-keyed
 /// parking lot elsewhere (on 32-bit Linux the classic call and
 /// `libc::timespec` disagree on some targets about the width of time).
+///
+/// The crate uses it without being told; it is public so that code written
+/// against [`Platform`] can run on it.
+///
+/// ```
+/// use metalock::platform::{Platform, StdPlatform};
+/// use std::sync::atomic::AtomicU32;
+///
+/// let word = AtomicU32::new(1);
+/// StdPlatform.wait(&word, 0, None); // not 0: returns at once
+/// StdPlatform.wait(&word, 1, Some(StdPlatform.now())); // deadline passed
+/// ```
 #[cfg(feature = "std")]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdPlatform;

@@ -27,6 +27,24 @@ pub(super) const FIRST_BATCH: usize = 7;
 /// operations or of threads started over time; a thread that exits while
 /// holding a monitor (a guard leaked with `mem::forget`) keeps only the
 /// records that monitor still uses.
+///
+/// ```
+/// use metalock::{Synchronized, lock_records_allocated};
+///
+/// let counters: Vec<_> = (0..64).map(Synchronized::new).collect();
+/// // One monitor at a time: the thread's records are reused.
+/// for counter in &counters {
+///     *counter.lock() += 1;
+/// }
+/// let reused = lock_records_allocated();
+/// for counter in &counters {
+///     *counter.lock() += 1;
+/// }
+/// assert_eq!(lock_records_allocated(), reused);
+/// // 64 monitors at once: a record for each.
+/// let held: Vec<_> = counters.iter().map(|counter| counter.lock()).collect();
+/// assert!(lock_records_allocated() >= held.len());
+/// ```
 pub fn lock_records_allocated() -> usize {
     global::records_allocated()
 }

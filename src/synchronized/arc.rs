@@ -43,6 +43,17 @@ impl<T: ?Sized> Synchronized<T> {
 
     /// As [`try_lock`](Self::try_lock), returning an
     /// [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let held = shared.try_lock_arc().unwrap();
+    /// assert!(shared.try_lock_arc().is_none()); // not reentrant
+    /// drop(held);
+    /// assert!(shared.try_lock_arc().is_some());
+    /// ```
     pub fn try_lock_arc(self: &Arc<Self>) -> Option<ArcSynchronizedGuard<T>> {
         guard::try_entered(|ee| self.word.try_enter::<false>(ee))
             .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
@@ -52,6 +63,20 @@ impl<T: ?Sized> Synchronized<T> {
 /// A [`SynchronizedGuard`](super::SynchronizedGuard) that owns a clone of the `Arc` its
 /// `Synchronized` lives in ([`Synchronized::lock_arc`]). Same rules: not
 /// `Send`, released when dropped, and the same `wait` and `notify` methods.
+///
+/// ```
+/// use metalock::{ArcSynchronizedGuard, Synchronized};
+/// use std::sync::Arc;
+///
+/// fn open() -> ArcSynchronizedGuard<Vec<u32>> {
+///     let log = Arc::new(Synchronized::new(vec![1]));
+///     log.lock_arc() // the guard keeps the `Synchronized` alive
+/// }
+///
+/// let mut log = open();
+/// log.push(2);
+/// assert_eq!(*log, [1, 2]);
+/// ```
 ///
 /// Invariant: `monitor` owns, at depth 1, the monitor of the
 /// `Synchronized` that `sync` points to, whose word it borrows; it is
@@ -73,36 +98,115 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
         }
     }
 
-    /// The `Synchronized` this guard holds.
+    /// The `Synchronized` this guard holds. An associated function, so that
+    /// it cannot clash with a method of `T`.
+    ///
+    /// ```
+    /// use metalock::{ArcSynchronizedGuard, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let guard = shared.lock_arc();
+    /// let sync = ArcSynchronizedGuard::synchronized(&guard);
+    /// assert!(Arc::ptr_eq(sync, &shared));
+    /// assert!(sync.is_held_by_current_thread());
+    /// ```
     pub fn synchronized(guard: &Self) -> &Arc<Synchronized<T>> {
         &guard.sync
     }
 
     /// See [`SynchronizedGuard::wait`](super::SynchronizedGuard::wait).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let ready = Arc::new(Synchronized::new(false));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut guard = ready.lock_arc();
+    ///         while !*guard {
+    ///             guard.wait();
+    ///         }
+    ///     });
+    ///     let mut guard = ready.lock_arc();
+    ///     *guard = true;
+    ///     guard.notify_all();
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait(&mut self) {
         self.monitor.wait();
     }
 
     /// See [`SynchronizedGuard::wait_for`](super::SynchronizedGuard::wait_for).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let mut guard = shared.lock_arc();
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
         self.monitor.wait_for(timeout)
     }
 
     /// See [`SynchronizedGuard::wait_until`](super::SynchronizedGuard::wait_until).
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let mut guard = shared.lock_arc();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(guard.wait_until(deadline).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
     }
 
     /// See [`SynchronizedGuard::wait_while`](super::SynchronizedGuard::wait_while).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let jobs = Arc::new(Synchronized::new(Vec::new()));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut jobs = jobs.lock_arc();
+    ///         jobs.wait_while(|jobs| jobs.is_empty());
+    ///         assert_eq!(jobs.pop(), Some("job"));
+    ///     });
+    ///     let mut guard = jobs.lock_arc();
+    ///     guard.push("job");
+    ///     guard.notify_one();
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait_while(&mut self, condition: impl FnMut(&mut T) -> bool) {
         wait_while_until(self, WaitSet::Monitor, condition, None);
     }
 
     /// See [`SynchronizedGuard::wait_while_for`](super::SynchronizedGuard::wait_while_for).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let queue = Arc::new(Synchronized::new(Vec::<u32>::new()));
+    /// let mut guard = queue.lock_arc();
+    /// let result = guard.wait_while_for(|q| q.is_empty(), Duration::from_millis(1));
+    /// assert!(result.timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_for(
         &mut self,
@@ -113,6 +217,18 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     }
 
     /// See [`SynchronizedGuard::wait_while_until`](super::SynchronizedGuard::wait_while_until).
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let queue = Arc::new(Synchronized::new(vec![1]));
+    /// let mut guard = queue.lock_arc();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// // The condition is already false: no wait at all.
+    /// assert!(!guard.wait_while_until(|q| q.is_empty(), deadline).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_until(
         &mut self,
@@ -123,21 +239,79 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     }
 
     /// See [`SynchronizedGuard::notify_one`](super::SynchronizedGuard::notify_one).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(()));
+    /// assert!(!shared.lock_arc().notify_one()); // nobody waits: not remembered
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| shared.lock_arc().wait());
+    ///     while !shared.lock_arc().notify_one() {
+    ///         std::thread::yield_now(); // the waiter is not waiting yet
+    ///     }
+    /// });
+    /// ```
     pub fn notify_one(&self) -> bool {
         self.monitor.notify_one()
     }
 
     /// See [`SynchronizedGuard::notify_all`](super::SynchronizedGuard::notify_all).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let done = Arc::new(Synchronized::new(false));
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..3 {
+    ///         s.spawn(|| done.lock_arc().wait_while(|done| !*done));
+    ///     }
+    ///     let mut guard = done.lock_arc();
+    ///     *guard = true;
+    ///     // Threads not waiting yet see `true` and never wait.
+    ///     assert!(guard.notify_all() <= 3);
+    /// });
+    /// ```
     pub fn notify_all(&self) -> usize {
         self.monitor.notify_all()
     }
 
     /// See [`SynchronizedGuard::unlocked`](super::SynchronizedGuard::unlocked).
+    ///
+    /// ```
+    /// use metalock::{ArcSynchronizedGuard, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let log = Arc::new(Synchronized::new(Vec::new()));
+    /// let mut guard = log.lock_arc();
+    /// guard.push("before");
+    /// ArcSynchronizedGuard::unlocked(&mut guard, || {
+    ///     // Another thread gets in meanwhile.
+    ///     std::thread::scope(|s| {
+    ///         s.spawn(|| log.lock().push("other"));
+    ///     });
+    /// });
+    /// guard.push("after");
+    /// assert_eq!(*guard, ["before", "other", "after"]);
+    /// ```
     pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
         guard.monitor.unlocked(false, f)
     }
 
     /// See [`SynchronizedGuard::unlock_fair`](super::SynchronizedGuard::unlock_fair).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    ///
+    /// let value = Arc::new(Synchronized::new(1));
+    /// let mut guard = value.lock_arc();
+    /// *guard += 1;
+    /// guard.unlock_fair();
+    /// assert_eq!(*value.lock(), 2);
+    /// ```
     pub fn unlock_fair(self) {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped, so the monitor guard and the Arc

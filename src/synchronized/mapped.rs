@@ -80,6 +80,25 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
 /// element of a vector that grows). parking_lot's `MappedMutexGuard` cannot
 /// wait on a `Condvar` for the same reason.
 ///
+/// ```
+/// use metalock::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};
+///
+/// struct Account {
+///     owner: String,
+///     balance: u64,
+/// }
+///
+/// // Lends out the balance alone, under the account's monitor.
+/// fn balance(account: &Synchronized<Account>) -> MappedSynchronizedGuard<'_, u64> {
+///     SynchronizedGuard::map(account.lock(), |account| &mut account.balance)
+/// }
+///
+/// let account = Synchronized::new(Account { owner: "ann".into(), balance: 10 });
+/// *balance(&account) += 5;
+/// let account = account.lock();
+/// assert_eq!((account.owner.as_str(), account.balance), ("ann", 15));
+/// ```
+///
 /// Invariant: `monitor` owns, at depth 1, the monitor of the `Synchronized`
 /// whose value `part` points into; `part` is valid while it does.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
@@ -91,6 +110,17 @@ pub struct MappedSynchronizedGuard<'a, U: ?Sized> {
 
 impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
     /// Narrows the guard further (see [`SynchronizedGuard::map`]).
+    ///
+    /// ```
+    /// use metalock::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};
+    ///
+    /// let config = Synchronized::new((String::from("db"), vec![8080]));
+    /// let ports = SynchronizedGuard::map(config.lock(), |config| &mut config.1);
+    /// let mut first = MappedSynchronizedGuard::map(ports, |ports| &mut ports[0]);
+    /// *first += 1;
+    /// drop(first);
+    /// assert_eq!(config.lock().1, [8081]);
+    /// ```
     pub fn map<V: ?Sized>(
         guard: Self,
         f: impl FnOnce(&mut U) -> &mut V,
@@ -106,6 +136,19 @@ impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
     }
 
     /// Narrows the guard further if `f` finds the part, else gives it back.
+    ///
+    /// ```
+    /// use metalock::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};
+    ///
+    /// let grid = Synchronized::new(vec![vec![1, 2], vec![3]]);
+    /// let row = SynchronizedGuard::map(grid.lock(), |grid| &mut grid[1]);
+    /// // No such cell: the row's guard comes back, still holding the monitor.
+    /// let row = MappedSynchronizedGuard::try_map(row, |row| row.get_mut(5)).unwrap_err();
+    /// let mut cell = MappedSynchronizedGuard::try_map(row, |row| row.first_mut()).unwrap();
+    /// *cell = 30;
+    /// drop(cell);
+    /// assert_eq!(grid.lock()[1], [30]);
+    /// ```
     pub fn try_map<V: ?Sized>(
         guard: Self,
         f: impl FnOnce(&mut U) -> Option<&mut V>,
@@ -126,6 +169,16 @@ impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
 
     /// Releases the monitor, handing it to the first thread queued to enter
     /// (see [`MonitorGuard::unlock_fair`]).
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let pair = Synchronized::new((0, 0));
+    /// let mut left = SynchronizedGuard::map(pair.lock(), |pair| &mut pair.0);
+    /// *left = 1;
+    /// left.unlock_fair();
+    /// assert_eq!(*pair.lock(), (1, 0));
+    /// ```
     pub fn unlock_fair(self) {
         self.monitor.unlock_fair();
     }
