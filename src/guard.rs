@@ -6,8 +6,12 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
+#[cfg(feature = "std")]
+use crate::exec_env::interrupt::Interrupt;
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
 use crate::lock_record::LockRecord;
-use crate::monitor::WaitSet;
+use crate::monitor::{WaitEnd, WaitSet};
 use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
 
@@ -181,6 +185,52 @@ impl<'a> MonitorGuard<'a> {
         WaitTimeoutResult(self.wait_on(WaitSet::Monitor, Some(deadline)))
     }
 
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread
+    /// ([`InterruptHandle::interrupt`](crate::InterruptHandle::interrupt))
+    /// ends it too, with `Err(Interrupted)`, clearing the thread's flag; a
+    /// flag set before the call ends it at once. Either way the monitor is
+    /// held again at the same depth. A waiter that a notify reached returns
+    /// `Ok` even if an interrupt came too, leaving the flag set; one that
+    /// returns `Err` left before any notify took it, so a notify always
+    /// reaches some waiter (JLS 17.2.4).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    ///
+    /// let word = MultiUseWord::new();
+    /// metalock::interrupt_handle().interrupt();
+    /// let mut guard = word.lock();
+    /// assert_eq!(guard.wait_interruptibly(), Err(Interrupted));
+    /// assert_eq!(guard.depth(), 1);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.wait_interruptibly_until(None).map(drop)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.wait_interruptibly_until(deadline_after(timeout))
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.wait_interruptibly_until(Some(deadline))
+    }
+
     /// Waits while `condition` holds, re-checking it after every wake-up.
     ///
     /// ```
@@ -301,7 +351,26 @@ impl<'a> MonitorGuard<'a> {
     /// `Synchronized` value from living across the wait.
     #[track_caller]
     pub(crate) fn wait_on(&self, set: WaitSet<'_>, deadline: Option<Instant>) -> bool {
-        self.word.wait(self.record, deadline, set)
+        self.word.wait(self.record, deadline, set, None) == WaitEnd::TimedOut
+    }
+
+    /// Waits on the monitor's own wait set until notified, `deadline`, or
+    /// an interrupt of the calling thread.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub(crate) fn wait_interruptibly_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        let end = Interrupt::with_current(|interrupt| {
+            self.word
+                .wait(self.record, deadline, WaitSet::Monitor, Some(interrupt))
+        });
+        match end {
+            WaitEnd::Notified => Ok(WaitTimeoutResult(false)),
+            WaitEnd::TimedOut => Ok(WaitTimeoutResult(true)),
+            WaitEnd::Interrupted => Err(Interrupted),
+        }
     }
 }
 

@@ -106,12 +106,17 @@ macro_rules! const_unless_loom {
 // 4. `exec_env`: execution environments and their free lists;
 // 5. `meta_lock`;
 // 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
-// 7. the public API: `guard`, `synchronized`, `condition`, `raw`, `stats`,
-//    `platform`.
+// 7. the public API: `interrupt`, `guard`, `synchronized`, `keyed` (the
+//    monitor table, a second way to find a word), `condition`, `raw`,
+//    `stats`, `platform`.
 mod arch;
 mod condition;
 mod exec_env;
 mod guard;
+#[cfg(feature = "std")]
+mod interrupt;
+#[cfg(feature = "std")]
+mod keyed;
 mod lock_record;
 mod meta_lock;
 mod monitor;
@@ -148,6 +153,13 @@ pub mod platform {
 pub use condition::Condition;
 pub use exec_env::lock_records_allocated;
 pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
+#[cfg(feature = "std")]
+pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted};
+#[cfg(feature = "std")]
+pub use keyed::{
+    KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, synchronized, try_lock,
+    try_lock_for,
+};
 #[cfg(all(feature = "lock_api", not(loom)))]
 pub use raw::{RawMonitor, RawMonitorToken};
 pub use synchronized::{

@@ -39,6 +39,32 @@ mod binding;
 pub(crate) mod counters;
 mod free_list;
 mod global;
+#[cfg(feature = "std")]
+pub(crate) mod interrupt;
+
+/// Without `std` no thread can be interrupted: no value of this type exists,
+/// and the waits take `None`.
+#[cfg(not(feature = "std"))]
+pub(crate) mod interrupt {
+    use super::ExecEnv;
+
+    #[derive(Debug)]
+    pub(crate) enum Interrupt {}
+
+    impl Interrupt {
+        pub(crate) fn is_pending(&self) -> bool {
+            match *self {}
+        }
+
+        pub(crate) fn take(&self) -> bool {
+            match *self {}
+        }
+
+        pub(crate) fn sleep_as(&self, _: &'static ExecEnv) -> ((), bool) {
+            match *self {}
+        }
+    }
+}
 
 use crossbeam_utils::CachePadded;
 

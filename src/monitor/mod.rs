@@ -52,7 +52,7 @@ mod wait;
 mod wait_table;
 
 pub(crate) use condition::ConditionWord;
-pub(crate) use wait::WaitSet;
+pub(crate) use wait::{WaitEnd, WaitSet};
 
 use core::time::Duration;
 

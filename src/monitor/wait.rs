@@ -17,6 +17,7 @@ use super::exit::{check_owner, release_to_queue};
 use super::policy;
 use super::queue::insert_notified;
 use super::wait_table::{Waiting, stripe};
+use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, record_of};
 use crate::primitive::Ordering;
@@ -30,6 +31,18 @@ pub(crate) enum WaitSet<'a> {
     Monitor,
     /// A condition variable's.
     Condition(&'a ConditionWord),
+}
+
+/// How a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitEnd {
+    /// A notify reached the waiter (or, as with every condition wait, it
+    /// woke spuriously).
+    Notified,
+    /// The deadline passed first.
+    TimedOut,
+    /// The waiter's interrupt flag was set first; the flag is cleared.
+    Interrupted,
 }
 
 /// The panic message of a condition used with two monitors at once.
@@ -48,8 +61,13 @@ impl MultiUseWord {
 
     /// monitorWait (Fig. 8, left): releases every level of the monitor that
     /// `record` owns, waits on `set` until notified (or `deadline`), and
-    /// comes back owning the monitor at the same depth. Returns whether the
-    /// deadline passed before a notification.
+    /// comes back owning the monitor at the same depth. With `interrupt`
+    /// (the calling thread's flag), an interrupt ends the wait too, and one
+    /// pending at the call ends it before anything is released. A waiter
+    /// that a notify reached returns as notified even if an interrupt came
+    /// too (the flag stays set); one that reports the interrupt has left
+    /// the wait set before any notify took it, so the notify went to
+    /// another waiter (JLS 17.2.4).
     ///
     /// Called on the owner's thread (by its guard).
     ///
@@ -63,7 +81,11 @@ impl MultiUseWord {
         record: &'static LockRecord,
         deadline: Option<Instant>,
         set: WaitSet<'_>,
-    ) -> bool {
+        interrupt: Option<&Interrupt>,
+    ) -> WaitEnd {
+        if interrupt.is_some_and(Interrupt::take) {
+            return WaitEnd::Interrupted;
+        }
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, waits);
@@ -80,9 +102,10 @@ impl MultiUseWord {
         if started.is_err() {
             panic!("{BOUND_ELSEWHERE}");
         }
-        let mut signal = self.sleep(ee, deadline);
+        let mut signal = self.sleep(ee, deadline, interrupt);
         if signal == SIGNAL_NONE {
-            // Time ran out: leave the wait set, unless a notify came first.
+            // Time ran out, or an interrupt came: leave the wait set, unless
+            // a notify came first.
             let left = stripe(key).with(|waiting| {
                 let left = waiting.remove(record);
                 if left && let WaitSet::Condition(condition) = set {
@@ -95,22 +118,25 @@ impl MultiUseWord {
                 // SAFETY: we hold the meta-lock; the record is ours and in
                 // no queue.
                 unsafe { self.acquire_held(ee, record, held, Entry::Fresh) };
-                return true;
+                return match interrupt.is_some_and(Interrupt::take) {
+                    true => WaitEnd::Interrupted,
+                    false => WaitEnd::TimedOut,
+                };
             }
-            signal = self.sleep(ee, None);
+            signal = self.sleep(ee, None, None);
         }
         if signal == SIGNAL_INVITED {
             // Notified, and invited to re-contend.
             #[cfg(not(metalock_swap_only))]
             if super::EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
-                return false;
+                return WaitEnd::Notified;
             }
             let held = self.get_meta_lock(ee);
             // SAFETY: we hold the meta-lock; the invitation took the record
             // out of the queue.
             unsafe { self.acquire_held(ee, record, held, Entry::Notified) };
         }
-        false
+        WaitEnd::Notified
     }
 
     /// Leaves the monitor and joins the wait set at `key`, under its stripe.
@@ -139,24 +165,42 @@ impl MultiUseWord {
         }
     }
 
-    /// Sleeps until an exit invites this thread or hands it the monitor, or
-    /// until `deadline`; returns the signal (`SIGNAL_NONE` if the time ran
-    /// out first). Spins first (see `policy`).
-    fn sleep(&self, ee: &ExecEnv, deadline: Option<Instant>) -> usize {
+    /// Sleeps until an exit invites this thread or hands it the monitor,
+    /// until `deadline`, or until `interrupt` is set; returns the signal
+    /// (`SIGNAL_NONE` if the time ran out or the interrupt came first).
+    /// Spins first (see `policy`).
+    fn sleep(
+        &self,
+        ee: &'static ExecEnv,
+        deadline: Option<Instant>,
+        interrupt: Option<&Interrupt>,
+    ) -> usize {
         // Acquire (here and below) pairs with the Release store of the exit
         // that signals us: its changes, and those of every owner before it,
         // are visible.
         let signal = || ee.monitor_signal.load(Ordering::Acquire);
+        let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
         let mut spin = policy::wait_spin();
         while spin.spin() {
             if signal() != SIGNAL_NONE {
                 return signal();
             }
+            if interrupted() {
+                return SIGNAL_NONE;
+            }
         }
+        // From here an interrupt unparks us.
+        let _sleeping = match interrupt.map(|interrupt| interrupt.sleep_as(ee)) {
+            Some((_, true)) => return signal(),
+            sleeping => sleeping,
+        };
         loop {
             let signal = signal();
             if signal != SIGNAL_NONE {
                 return signal;
+            }
+            if interrupted() {
+                return SIGNAL_NONE;
             }
             if ee.parker.park(deadline) {
                 // A signal may still have raced in.

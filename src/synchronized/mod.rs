@@ -74,6 +74,8 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{
     self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
 };
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
 use crate::lock_record::LockRecord;
 use crate::monitor::WaitSet;
 use crate::primitive::UnsafeCell;
@@ -106,7 +108,7 @@ use crate::word::MultiUseWord;
 /// ```
 ///
 /// Unlike the raw [`MultiUseWord`] monitor it is not reentrant: see the
-/// [module documentation](crate::synchronized) for the rules that keep it
+/// [module documentation](mod@crate::synchronized) for the rules that keep it
 /// sound.
 ///
 /// Invariant: `value` is only accessed by the thread that owns `word`'s
@@ -357,6 +359,36 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
+    }
+
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
+    /// it too; see [`MonitorGuard::wait_interruptibly`].
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.monitor.wait_interruptibly()
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_for_interruptibly(timeout)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_until_interruptibly(deadline)
     }
 
     /// Waits while `condition` holds for the value, re-checking it after

@@ -1,0 +1,109 @@
+//! Interrupts (paper 000, section 2.1; Java's `Thread.interrupt`): the third
+//! way a wait ends, besides a notification and a timeout.
+//!
+//! Every thread has an interrupt flag. [`InterruptHandle::interrupt`] sets
+//! it; the `wait*_interruptibly` methods of the guards end with
+//! [`Interrupted`] when it is set (clearing it), and [`interrupted`] tests
+//! and clears it. Plain `wait` and `lock` ignore it, as in Java.
+//!
+//! ```
+//! use metalock::{Interrupted, Synchronized};
+//!
+//! let jobs = Synchronized::new(Vec::<u32>::new());
+//! let (tx, rx) = std::sync::mpsc::channel();
+//! std::thread::scope(|s| {
+//!     s.spawn(|| {
+//!         tx.send(metalock::interrupt_handle()).unwrap();
+//!         let mut queue = jobs.lock();
+//!         // Waits for jobs until told to stop.
+//!         while queue.is_empty() {
+//!             if queue.wait_interruptibly() == Err(Interrupted) {
+//!                 return;
+//!             }
+//!         }
+//!     });
+//!     rx.recv().unwrap().interrupt();
+//! });
+//! ```
+
+use alloc::sync::Arc;
+
+use crate::exec_env::interrupt::Interrupt;
+
+/// A way to interrupt one thread, from any thread: `Clone`, `Send` and
+/// `Sync`. Made by [`interrupt_handle`] on the thread it interrupts; it
+/// stays valid (and harmless) after that thread exits.
+#[derive(Clone, Debug)]
+pub struct InterruptHandle(Arc<Interrupt>);
+
+impl InterruptHandle {
+    /// Sets the thread's interrupt flag, and wakes it if it is in an
+    /// interruptible wait, which then returns [`Interrupted`] (unless a
+    /// notify reached it first: then it returns as notified and the flag
+    /// stays set for its next interruptible wait). A thread that is not
+    /// waiting finds the flag at its next interruptible wait, which returns
+    /// at once, or through [`interrupted`].
+    ///
+    /// ```
+    /// let handle = metalock::interrupt_handle();
+    /// handle.interrupt();
+    /// assert!(handle.is_interrupted());
+    /// assert!(metalock::interrupted());
+    /// assert!(!handle.is_interrupted());
+    /// ```
+    pub fn interrupt(&self) {
+        self.0.interrupt();
+    }
+
+    /// Whether the thread's flag is set (a snapshot; it is not cleared).
+    pub fn is_interrupted(&self) -> bool {
+        self.0.is_pending()
+    }
+}
+
+/// A handle that interrupts the calling thread.
+///
+/// ```
+/// use metalock::MultiUseWord;
+///
+/// let word = MultiUseWord::new();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// std::thread::scope(|s| {
+///     let waiter = s.spawn(|| {
+///         tx.send(metalock::interrupt_handle()).unwrap();
+///         let mut guard = word.lock();
+///         guard.wait_interruptibly()
+///     });
+///     rx.recv().unwrap().interrupt();
+///     assert_eq!(waiter.join().unwrap(), Err(metalock::Interrupted));
+/// });
+/// ```
+pub fn interrupt_handle() -> InterruptHandle {
+    InterruptHandle(Interrupt::current())
+}
+
+/// Whether the calling thread's interrupt flag was set; clears it (Java's
+/// `Thread.interrupted()`).
+///
+/// ```
+/// assert!(!metalock::interrupted());
+/// metalock::interrupt_handle().interrupt();
+/// assert!(metalock::interrupted());
+/// assert!(!metalock::interrupted());
+/// ```
+pub fn interrupted() -> bool {
+    Interrupt::with_current(Interrupt::take)
+}
+
+/// The error of a wait that an interrupt ended: the monitor is held again,
+/// at the depth it had, and the thread's interrupt flag is clear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Interrupted;
+
+impl core::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the wait was interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}

@@ -1,0 +1,131 @@
+//! Interruptible waits: an interrupt ends a wait with `Err(Interrupted)`,
+//! the monitor held again at the same depth; one set before the call ends
+//! it at once; a notify is never lost to an interrupt (JLS 17.2.4).
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use metalock::{Interrupted, MultiUseWord, Synchronized};
+
+/// Long enough never to expire on a loaded machine: a wait that reaches it
+/// means a lost wake-up, which the assertions then report.
+const NEVER: Duration = Duration::from_secs(60);
+
+#[test]
+fn a_pending_interrupt_ends_the_wait_at_once_and_is_cleared() {
+    let word = MultiUseWord::new();
+    let outer = word.lock();
+    let mut inner = word.lock();
+    metalock::interrupt_handle().interrupt();
+    assert_eq!(inner.wait_interruptibly(), Err(Interrupted));
+    assert_eq!(inner.depth(), 2);
+    assert!(
+        !metalock::interrupted(),
+        "reporting the interrupt clears it"
+    );
+    metalock::interrupt_handle().interrupt();
+    assert_eq!(inner.wait_for_interruptibly(NEVER), Err(Interrupted));
+    drop(inner);
+    drop(outer);
+    assert!(!word.is_locked());
+}
+
+#[test]
+fn an_interrupt_wakes_a_waiter_which_holds_the_monitor_again() {
+    for _ in 0..50 {
+        let counter = Synchronized::new(0_u32);
+        thread::scope(|s| {
+            let (tx, rx) = mpsc::channel();
+            let counter = &counter;
+            let waiter = s.spawn(move || {
+                tx.send(metalock::interrupt_handle()).unwrap();
+                let mut guard = counter.lock();
+                let result = guard.wait_for_interruptibly(NEVER);
+                *guard += 1;
+                result
+            });
+            let handle = rx.recv().unwrap();
+            handle.interrupt();
+            assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+            assert!(!handle.is_interrupted());
+        });
+        assert_eq!(*counter.lock(), 1);
+    }
+}
+
+#[test]
+fn plain_waits_ignore_interrupts_and_timed_ones_time_out() {
+    let word = MultiUseWord::new();
+    let mut guard = word.lock();
+    metalock::interrupt_handle().interrupt();
+    assert!(guard.wait_for(Duration::from_millis(5)).timed_out());
+    assert!(
+        metalock::interrupted(),
+        "a plain wait leaves the flag alone"
+    );
+    let result = guard.wait_for_interruptibly(Duration::from_millis(5));
+    assert!(result.unwrap().timed_out());
+}
+
+/// Two waiters, A (interruptible, first in the wait set) and B; one thread
+/// notifies once while another interrupts A. Either A returns notified with
+/// its interrupt still pending, or A reports the interrupt and the notify
+/// reached B: never both lost.
+#[test]
+fn a_notify_is_never_lost_to_an_interrupt() {
+    for round in 0..200 {
+        let state = Synchronized::new(0_u32); // waiters that started waiting
+        thread::scope(|s| {
+            let (tx, rx) = mpsc::channel();
+            let state = &state;
+            let a = s.spawn(move || {
+                tx.send(metalock::interrupt_handle()).unwrap();
+                let mut guard = state.lock();
+                *guard += 1;
+                guard.wait_for_interruptibly(NEVER)
+            });
+            let handle = rx.recv().unwrap();
+            // B queues behind A in the wait set.
+            while *state.lock() < 1 {
+                thread::yield_now();
+            }
+            let b = s.spawn(|| {
+                let mut guard = state.lock();
+                *guard += 1;
+                guard.wait_for(NEVER).timed_out()
+            });
+            while *state.lock() < 2 {
+                thread::yield_now();
+            }
+            let interrupter = s.spawn({
+                let handle = handle.clone();
+                move || handle.interrupt()
+            });
+            if round % 2 == 0 {
+                thread::yield_now();
+            }
+            assert!(state.lock().notify_one());
+            interrupter.join().unwrap();
+            let a_result = a.join().unwrap();
+            let still_pending = handle.is_interrupted();
+            match a_result {
+                Ok(timeout) => {
+                    assert!(!timeout.timed_out());
+                    assert!(
+                        still_pending,
+                        "round {round}: a notified waiter keeps the interrupt"
+                    );
+                    assert!(state.lock().notify_one(), "round {round}: B still waits");
+                }
+                Err(Interrupted) => {
+                    assert!(!still_pending);
+                }
+            }
+            assert!(
+                !b.join().unwrap(),
+                "round {round}: B was notified, not timed out"
+            );
+        });
+    }
+}
