@@ -6,7 +6,8 @@
 //!
 //! Groups:
 //! - `uncontended/{1,4096,524288}`: baseline, metalock raw word
-//!   (`MultiUseWord::lock`), metalock `Synchronized<u64>`, parking_lot
+//!   (`MultiUseWord::lock`), metalock `Synchronized<u64>`, metalock keyed
+//!   (`metalock::lock(&object)`, an object with no word), parking_lot
 //!   `Mutex`, std `Mutex`, and the floor (a spin lock acquired and released by
 //!   one CAS each).
 //! - `recursive`: lock, lock, increment, unlock, unlock on one object:
@@ -31,7 +32,7 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 
 mod common;
 use common::locks::{
-    Baseline, CounterLock, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
+    Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
     ReentrantSpinLock, SpinLock, StdMutex,
 };
 use common::uncontended::{self, OBJECT_COUNTS};
@@ -50,6 +51,7 @@ fn uncontended(c: &mut Criterion) {
         cycling::<Baseline>(&mut group, n);
         cycling::<MetaWord>(&mut group, n);
         cycling::<MetaSync>(&mut group, n);
+        cycling::<MetaKeyed>(&mut group, n);
         cycling::<PlMutex>(&mut group, n);
         cycling::<StdMutex>(&mut group, n);
         cycling::<SpinLock>(&mut group, n);

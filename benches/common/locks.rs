@@ -123,6 +123,33 @@ impl CounterLock for MetaSync {
     }
 }
 
+/// An object that embeds nothing, locked through the monitor table:
+/// `metalock::lock(&object)`. Padded to the 16 bytes of the other objects.
+pub struct MetaKeyed {
+    value: Cell<u64>,
+    _pad: u64,
+}
+
+// SAFETY: `value` is only reached inside `with`, while the calling thread
+// owns the object's keyed monitor, whose enter and exit order the accesses
+// (as for `MetaWord`).
+unsafe impl Sync for MetaKeyed {}
+
+impl CounterLock for MetaKeyed {
+    const NAME: &'static str = "metalock_keyed";
+    fn new(value: u64) -> Self {
+        Self {
+            value: Cell::new(value),
+            _pad: 0,
+        }
+    }
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&Cell<u64>) -> R) -> R {
+        let _guard = metalock::lock(self);
+        f(&self.value)
+    }
+}
+
 /// `parking_lot::Mutex<u64>`.
 pub struct PlMutex(parking_lot::Mutex<u64>);
 

@@ -1,0 +1,303 @@
+//! Monitors for values that embed no word (paper 002): the monitor of a
+//! value is found by its address in a table, with a per-thread cache in
+//! front, and runs the same meta-lock and monitor protocol as an embedded
+//! word: a table entry is a [`MultiUseWord`].
+//!
+//! The key is the address: two references to one place share a monitor,
+//! and so do a value and its first field (they start at one address).
+//! Zero-sized values have no storage of their own; distinct ones may share
+//! an address, and then a monitor, which is sound (monitors are reentrant)
+//! but may serialize code that did not mean to share. The monitor of an
+//! address lives only while some thread holds, enters or waits on it (and,
+//! a little longer, while recently used in some thread's cache); see
+//! `table` for the reclamation.
+
+mod cache;
+mod table;
+
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use self::cache::Pin;
+use crate::guard::{AsMonitorGuard, MonitorGuard, WaitTimeoutResult, sealed, wait_while_until};
+use crate::interrupt::Interrupted;
+use crate::monitor::WaitSet;
+use crate::sys::Instant;
+use crate::word::MultiUseWord;
+
+/// The key of a value: the address of its first byte.
+#[inline(always)]
+fn key_of<T: ?Sized>(value: &T) -> usize {
+    (value as *const T).cast::<u8>() as usize
+}
+
+/// Enters the monitor of `value`, which need not embed anything: the monitor
+/// is found by the value's address. Reentrant; the guard has the methods of
+/// [`MonitorGuard`], and borrows `value`, which can then neither move nor
+/// die while its monitor is held or waited on.
+///
+/// ```
+/// let readings: Vec<f64> = vec![1.0, 2.0]; // a type metalock does not own
+/// std::thread::scope(|s| {
+///     for _ in 0..2 {
+///         s.spawn(|| {
+///             let guard = metalock::lock(&readings);
+///             assert_eq!(guard.depth(), 1);
+///         });
+///     }
+/// });
+/// assert!(!metalock::is_locked(&readings));
+/// ```
+///
+/// Two references to one place share the monitor, and so do a value and
+/// its first field; zero-sized values may share one with other values at
+/// their address.
+#[inline]
+#[track_caller]
+pub fn lock<T: ?Sized>(value: &T) -> KeyedGuard<'_> {
+    let (pin, word) = cache::pin(key_of(value));
+    // SAFETY: the pin keeps the word alive, and the guard drops its
+    // monitor guard before the pin (field order).
+    let word: &'static MultiUseWord = unsafe { word.as_ref() };
+    KeyedGuard::new(word.lock(), pin)
+}
+
+/// Enters the monitor of `value` if it is free or already the calling
+/// thread's; see [`lock`].
+///
+/// ```
+/// let name = String::from("shared");
+/// let guard = metalock::lock(&name);
+/// std::thread::scope(|s| {
+///     s.spawn(|| assert!(metalock::try_lock(&name).is_none()));
+/// });
+/// assert!(metalock::try_lock(&name).is_some()); // reentrant
+/// drop(guard);
+/// ```
+#[inline]
+#[track_caller]
+pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
+    let (pin, word) = cache::pin(key_of(value));
+    // SAFETY: as in `lock`.
+    let word: &'static MultiUseWord = unsafe { word.as_ref() };
+    word.try_lock().map(|monitor| KeyedGuard::new(monitor, pin))
+}
+
+/// As [`try_lock`], waiting at most `timeout` for another thread to
+/// release the monitor of `value`.
+#[track_caller]
+pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuard<'_>> {
+    let (pin, word) = cache::pin(key_of(value));
+    // SAFETY: as in `lock`.
+    let word: &'static MultiUseWord = unsafe { word.as_ref() };
+    word.try_lock_for(timeout)
+        .map(|monitor| KeyedGuard::new(monitor, pin))
+}
+
+/// Whether some thread holds the monitor of `value` now (a snapshot). Makes
+/// no table entry for a value nobody synchronizes on.
+///
+/// ```
+/// let value = 5_u8;
+/// assert!(!metalock::is_locked(&value));
+/// let _guard = metalock::lock(&value);
+/// assert!(metalock::is_locked(&value));
+/// ```
+pub fn is_locked<T: ?Sized>(value: &T) -> bool {
+    cache::inspect(key_of(value), MultiUseWord::is_locked).unwrap_or(false)
+}
+
+/// Whether the calling thread holds the monitor of `value`.
+///
+/// ```
+/// let value = [0_u32; 4];
+/// let guard = metalock::lock(&value);
+/// assert!(metalock::is_held_by_current_thread(&value));
+/// std::thread::scope(|s| {
+///     s.spawn(|| assert!(!metalock::is_held_by_current_thread(&value)));
+/// });
+/// drop(guard);
+/// ```
+pub fn is_held_by_current_thread<T: ?Sized>(value: &T) -> bool {
+    cache::inspect(key_of(value), MultiUseWord::is_held_by_current_thread).unwrap_or(false)
+}
+
+/// Runs `f` inside the monitor of `value`, like Java's `synchronized (value)`
+/// block; the monitor is released however `f` ends.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+///
+/// let hits = AtomicU32::new(0);
+/// let total = metalock::synchronized(&hits, |_guard| {
+///     hits.fetch_add(1, Relaxed) + 1
+/// });
+/// assert_eq!(total, 1);
+/// ```
+#[track_caller]
+pub fn synchronized<T: ?Sized, R>(value: &T, f: impl FnOnce(&mut KeyedGuard<'_>) -> R) -> R {
+    let mut guard = lock(value);
+    f(&mut guard)
+}
+
+/// How many monitors the table holds now: one per address some thread
+/// holds, enters or waits on, plus the few each thread keeps cached. It
+/// does not grow with the number of values ever locked.
+///
+/// ```
+/// let values: Vec<u64> = (0..10_000).collect();
+/// for value in &values {
+///     drop(metalock::lock(value));
+/// }
+/// // At most the calling thread's cache (1024 slots) and other threads',
+/// // whatever the count locked.
+/// assert!(metalock::keyed_monitors() <= 1024 + 64);
+/// ```
+pub fn keyed_monitors() -> usize {
+    table::table().len()
+}
+
+/// One level of ownership of the monitor of a value (see [`lock`]); the
+/// same methods as [`MonitorGuard`]. Dropping it leaves that level, on
+/// every exit from its scope, panics included. Neither `Send` nor `Sync`.
+///
+/// Invariant: `monitor` holds the word that `pin` keeps alive, and is
+/// dropped first (field order); `'a` borrows the value whose address is the
+/// key, so the value outlives the guard.
+#[must_use = "the monitor is released as soon as the guard is dropped"]
+pub struct KeyedGuard<'a> {
+    monitor: MonitorGuard<'static>,
+    pin: Pin,
+    _value: PhantomData<&'a ()>,
+}
+
+impl KeyedGuard<'_> {
+    #[inline(always)]
+    fn new(monitor: MonitorGuard<'static>, pin: Pin) -> Self {
+        Self {
+            monitor,
+            pin,
+            _value: PhantomData,
+        }
+    }
+
+    /// How many levels the calling thread holds the monitor at.
+    pub fn depth(&self) -> usize {
+        self.monitor.depth()
+    }
+
+    /// Releases the monitor fully, waits for a notify, and re-enters at the
+    /// same depth; see [`MonitorGuard::wait`].
+    #[track_caller]
+    pub fn wait(&mut self) {
+        self.monitor.wait();
+    }
+
+    /// As [`wait`](Self::wait), giving up after `timeout`.
+    #[track_caller]
+    pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+        self.monitor.wait_for(timeout)
+    }
+
+    /// As [`wait`](Self::wait), giving up at `deadline`.
+    #[track_caller]
+    pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
+        self.monitor.wait_until(deadline)
+    }
+
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
+    /// it too; see [`MonitorGuard::wait_interruptibly`].
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.monitor.wait_interruptibly()
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_for_interruptibly(timeout)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_until_interruptibly(deadline)
+    }
+
+    /// Waits while `condition` holds, re-checking it after every wake-up.
+    #[track_caller]
+    pub fn wait_while(&mut self, mut condition: impl FnMut() -> bool) {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), None);
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up after `timeout`.
+    #[track_caller]
+    pub fn wait_while_for(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
+        let deadline = crate::guard::deadline_after(timeout);
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), deadline)
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
+    #[track_caller]
+    pub fn wait_while_until(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
+    }
+
+    /// Marks the longest waiter as notified; `false` if nobody waited. See
+    /// [`MonitorGuard::notify_one`].
+    pub fn notify_one(&self) -> bool {
+        self.monitor.notify_one()
+    }
+
+    /// Marks every waiter as notified; how many there were.
+    pub fn notify_all(&self) -> usize {
+        self.monitor.notify_all()
+    }
+
+    /// Releases this level, handing the monitor to the first queued thread
+    /// if it was the last; see [`MonitorGuard::unlock_fair`].
+    pub fn unlock_fair(self) {
+        let Self { monitor, pin, .. } = self;
+        monitor.unlock_fair();
+        drop(pin);
+    }
+}
+
+impl sealed::Sealed for KeyedGuard<'_> {
+    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+        sealed::MonitorRef(&self.monitor)
+    }
+}
+
+impl AsMonitorGuard for KeyedGuard<'_> {
+    type Target = ();
+
+    fn __target(&mut self) -> &mut () {
+        // A zero-sized value: leaking it allocates nothing.
+        alloc::boxed::Box::leak(alloc::boxed::Box::new(()))
+    }
+}
+
+impl core::fmt::Debug for KeyedGuard<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("KeyedGuard")
+            .field("depth", &self.depth())
+            .finish_non_exhaustive()
+    }
+}

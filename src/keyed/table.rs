@@ -1,0 +1,208 @@
+//! The monitor table (paper 002, CACAO): a word for every address some
+//! thread synchronizes on, found by hashing the address.
+//!
+//! # Reclamation
+//!
+//! Each entry counts its references: one per per-thread cache slot that
+//! holds it, plus one per guard or operation that reached it without a
+//! cache slot. Every thread inside the monitor protocol on an entry's word
+//! (holding it, queued to enter, waiting, notifying) holds one, so when the
+//! count reaches zero nobody can reach the word, which is NEUTRAL: the entry
+//! leaves the table and its word is recycled. Counts change only under the
+//! entry's shard lock, which is also what a lookup holds, so no entry is
+//! freed while a thread can still find it. A reference count in the entry
+//! fits here because every reader already announces itself (it is about to
+//! enter the monitor, which it must anyway); epochs or hazard pointers
+//! would add a second announcement to the path, and would keep the memory
+//! of an idle entry until a later collection. The table shrinks as entries
+//! leave, so its size follows the number of monitors in use, not the number
+//! ever used.
+//!
+//! # Concurrency
+//!
+//! The table is split into shards by the address's hash, each with its own
+//! lock, on its own cache line: distinct objects meet only when they hash
+//! to one shard, and most operations never reach the table, because the
+//! per-thread cache (see `cache`) holds a reference to every entry the
+//! thread used recently. Lock order: a shard lock is never held while
+//! waiting for anything else, and never taken under a meta-lock.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::hash::{BuildHasherDefault, Hasher};
+use core::ptr::NonNull;
+use std::collections::HashMap;
+
+use crossbeam_utils::CachePadded;
+
+use crate::primitive::SysMutex;
+use crate::word::MultiUseWord;
+
+/// Shards of the table: a power of two, a few times the core counts the
+/// crate expects, so that two threads rarely meet in one.
+const SHARDS: usize = 64;
+
+/// Recycled words a shard keeps, so that a miss of the cache neither
+/// allocates nor frees in the common case.
+const RECYCLED_PER_SHARD: usize = 8;
+
+/// Multiplies by 2^64 / phi (Fibonacci hashing): consecutive addresses land
+/// far apart, and the high bits are the best mixed.
+#[inline(always)]
+pub(super) fn hash(key: usize) -> u64 {
+    (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A hasher for keys already hashed by [`hash`].
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("the table hashes addresses only");
+    }
+
+    fn write_usize(&mut self, key: usize) {
+        self.0 = hash(key);
+    }
+}
+
+/// A table entry: the word, boxed so that its address stays put while the
+/// map moves its slots, and its reference count.
+struct Slot {
+    word: NonNull<MultiUseWord>,
+    refs: usize,
+}
+
+/// One shard: its entries by address, and recycled words.
+///
+/// Invariant: every `Slot::word` and every word in `recycled` came from
+/// `Box::into_raw` and is owned by this shard; a recycled word is NEUTRAL
+/// with payload 0.
+struct Shard {
+    entries: HashMap<usize, Slot, BuildHasherDefault<KeyHasher>>,
+    recycled: Vec<NonNull<MultiUseWord>>,
+}
+
+// SAFETY: the words a shard points at are owned by it (invariant) and only
+// reached under its lock or through a reference the lock handed out.
+unsafe impl Send for Shard {}
+
+/// The table: shards of entries.
+pub(super) struct Table {
+    shards: [CachePadded<SysMutex<Shard>>; SHARDS],
+}
+
+impl core::fmt::Debug for Table {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Table").finish_non_exhaustive()
+    }
+}
+
+#[cfg(not(loom))]
+static TABLE: Table = Table {
+    shards: [const {
+        CachePadded::new(SysMutex::new(Shard {
+            entries: HashMap::with_hasher(BuildHasherDefault::new()),
+            recycled: Vec::new(),
+        }))
+    }; SHARDS],
+};
+
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref TABLE: Table = Table {
+        shards: core::array::from_fn(|_| {
+            CachePadded::new(SysMutex::new(Shard {
+                entries: HashMap::with_hasher(BuildHasherDefault::new()),
+                recycled: Vec::new(),
+            }))
+        }),
+    };
+}
+
+/// The process's table.
+#[inline]
+pub(super) fn table() -> &'static Table {
+    &TABLE
+}
+
+impl Table {
+    fn shard(&self, key: usize) -> &SysMutex<Shard> {
+        // The top bits: the best mixed, and not the ones the map uses first.
+        &self.shards[(hash(key) >> (u64::BITS - SHARDS.trailing_zeros())) as usize]
+    }
+
+    /// Takes a reference to the entry of `key`, making it if there is none.
+    /// The word stays valid until the matching [`release`](Self::release).
+    pub(super) fn acquire(&self, key: usize) -> NonNull<MultiUseWord> {
+        self.shard(key).with(|shard| {
+            let Shard { entries, recycled } = shard;
+            let slot = entries.entry(key).or_insert_with(|| Slot {
+                word: recycled
+                    .pop()
+                    .unwrap_or_else(|| NonNull::from(Box::leak(Box::new(MultiUseWord::new())))),
+                refs: 0,
+            });
+            slot.refs += 1;
+            slot.word
+        })
+    }
+
+    /// Gives back a reference `acquire` took; the last one reclaims the
+    /// entry.
+    pub(super) fn release(&self, key: usize) {
+        self.shard(key).with(|shard| {
+            let slot = shard
+                .entries
+                .get_mut(&key)
+                .expect("metalock: a keyed monitor released more often than acquired");
+            slot.refs -= 1;
+            if slot.refs > 0 {
+                return;
+            }
+            let word = slot.word;
+            shard.entries.remove(&key);
+            // SAFETY: the shard owns the word (invariant), and with no
+            // reference left no thread can reach it.
+            unsafe {
+                debug_assert!(!word.as_ref().is_locked(), "reclaimed a held keyed monitor");
+                if shard.recycled.len() < RECYCLED_PER_SHARD {
+                    shard.recycled.push(word);
+                } else {
+                    drop(Box::from_raw(word.as_ptr()));
+                }
+            }
+            let capacity = shard.entries.capacity();
+            if capacity > 64 && shard.entries.len() * 8 < capacity {
+                shard.entries.shrink_to(shard.entries.len() * 2);
+            }
+        })
+    }
+
+    /// Runs `f` on the word of `key` if it has an entry (under its shard's
+    /// lock, which keeps the entry alive), without making one.
+    pub(super) fn inspect<R>(&self, key: usize, f: impl FnOnce(&MultiUseWord) -> R) -> Option<R> {
+        self.shard(key).with(|shard| {
+            shard
+                .entries
+                .get(&key)
+                // SAFETY: the entry is in the table, whose lock we hold, so
+                // it is not reclaimed under us.
+                .map(|slot| f(unsafe { slot.word.as_ref() }))
+        })
+    }
+
+    /// How many entries the table holds: one per address some thread holds,
+    /// enters or waits on, or keeps in its cache.
+    pub(super) fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| shard.with(|shard| shard.entries.len()))
+            .sum()
+    }
+}

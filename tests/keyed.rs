@@ -1,0 +1,182 @@
+//! Keyed monitors (`metalock::lock(&value)`): what the key is, the table
+//! and cache under load, and a stress test with exact counters. The
+//! semantics they share with the other kinds are in `kinds.rs`; memory
+//! after a million objects in `keyed_memory.rs`.
+
+mod common;
+use common::Watchdog;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::thread;
+use std::time::Duration;
+
+use metalock::Condition;
+
+const HANG: Duration = Duration::from_secs(120);
+
+#[test]
+fn the_key_is_the_address() {
+    #[repr(C)]
+    struct Pair {
+        first: u64,
+        second: u64,
+    }
+    let pair = Pair {
+        first: 1,
+        second: 2,
+    };
+    let guard = metalock::lock(&pair);
+    // Another reference to the same place, and the first field, which
+    // starts there, share the monitor; the second field does not.
+    let again = &pair;
+    assert!(metalock::is_held_by_current_thread(again));
+    assert!(metalock::is_held_by_current_thread(&pair.first));
+    assert!(!metalock::is_locked(&pair.second));
+    assert_eq!(metalock::lock(&pair.first).depth(), 2);
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(metalock::try_lock(&pair.first).is_none());
+            assert!(metalock::try_lock(&pair.second).is_some());
+        });
+    });
+    drop(guard);
+    assert!(!metalock::is_locked(&pair));
+}
+
+#[test]
+fn zero_sized_values_of_one_address_share_a_monitor() {
+    let a = ();
+    let b = ();
+    // Both are at the same dangling address: one monitor, reentrant.
+    let _first = metalock::lock(&a);
+    assert!(metalock::is_held_by_current_thread(&b));
+    assert_eq!(metalock::lock(&b).depth(), 2);
+}
+
+#[test]
+fn a_condition_works_with_a_keyed_guard() {
+    let _watchdog = Watchdog::arm(HANG);
+    let items = AtomicU64::new(0);
+    let nonempty = Condition::new();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = metalock::lock(&items);
+            nonempty.wait_while(&mut guard, |_| items.load(Relaxed) == 0);
+            items.store(items.load(Relaxed) - 1, Relaxed);
+        });
+        let guard = metalock::lock(&items);
+        items.store(1, Relaxed);
+        nonempty.notify_one();
+        drop(guard);
+    });
+    assert_eq!(items.load(Relaxed), 0);
+}
+
+/// More monitors held at once than the cache has slots: the locks that find
+/// their slot pinned take their own table reference, and give it back (the
+/// count that returns is checked in `keyed_memory.rs`, alone in its
+/// process).
+#[test]
+fn many_monitors_held_at_once() {
+    let values: Vec<u64> = (0..10_000).collect();
+    let guards: Vec<_> = values.iter().map(metalock::lock).collect();
+    assert!(metalock::keyed_monitors() >= values.len());
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(values.iter().all(metalock::is_locked));
+            assert!(
+                values
+                    .iter()
+                    .all(|value| metalock::try_lock(value).is_none())
+            );
+        });
+    });
+    drop(guards);
+    assert!(values.iter().all(|value| !metalock::is_locked(value)));
+}
+
+#[test]
+fn unlock_fair_and_try_lock_for() {
+    let value = 7_i32;
+    let guard = metalock::lock(&value);
+    thread::scope(|s| {
+        s.spawn(|| assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_none()));
+    });
+    guard.unlock_fair();
+    assert!(!metalock::is_locked(&value));
+    assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
+}
+
+#[test]
+fn synchronized_runs_inside_the_monitor() {
+    let value = String::from("x");
+    let depth = metalock::synchronized(&value, |guard| {
+        assert!(metalock::is_held_by_current_thread(&value));
+        guard.depth()
+    });
+    assert_eq!(depth, 1);
+    assert!(!metalock::is_locked(&value));
+}
+
+/// Threads lock and wait on many keyed objects at random; every object's
+/// counter, changed only under its monitor, must come out exact, and every
+/// hand-shake through wait/notify must complete.
+#[test]
+fn stress_many_threads_many_objects() {
+    let _watchdog = Watchdog::arm(HANG);
+    const THREADS: usize = 6;
+    const OBJECTS: usize = 600; // more than a cache holds
+    const ROUNDS: usize = 20_000;
+    let counters: Vec<AtomicU64> = (0..OBJECTS).map(|_| AtomicU64::new(0)).collect();
+    // Token passing on a keyed object: each producer's token must be
+    // consumed, through wait/notify.
+    let tokens = AtomicU64::new(0);
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            let counters = &counters;
+            let tokens = &tokens;
+            s.spawn(move || {
+                let mut x = t as u64 * 0x9E37_79B9 + 1;
+                for round in 0..ROUNDS {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let a = &counters[x as usize % OBJECTS];
+                    let b = &counters[(x >> 32) as usize % OBJECTS];
+                    let _outer = metalock::lock(a);
+                    a.store(a.load(Relaxed) + 1, Relaxed);
+                    if round % 4 == 0 {
+                        // Nested: a then b; the same object again is reentrant.
+                        // Always in address order, so no deadlock.
+                        if (a as *const AtomicU64) <= (b as *const AtomicU64) {
+                            let _inner = metalock::lock(b);
+                            b.store(b.load(Relaxed) + 1, Relaxed);
+                        } else {
+                            drop(_outer);
+                            let _first = metalock::lock(b);
+                            let _second = metalock::lock(a);
+                            b.store(b.load(Relaxed) + 1, Relaxed);
+                        }
+                    }
+                }
+                // Half the threads produce tokens, half consume them.
+                for _ in 0..200 {
+                    let mut guard = metalock::lock(tokens);
+                    if t % 2 == 0 {
+                        tokens.store(tokens.load(Relaxed) + 1, Relaxed);
+                        guard.notify_one();
+                    } else {
+                        while tokens.load(Relaxed) == 0 {
+                            guard.wait();
+                        }
+                        tokens.store(tokens.load(Relaxed) - 1, Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let total: u64 = counters.iter().map(|c| c.load(Relaxed)).sum();
+    let expected = THREADS * ROUNDS + THREADS * ROUNDS.div_ceil(4);
+    assert_eq!(total, expected as u64);
+    assert_eq!(tokens.load(Relaxed), 0);
+    assert!(counters.iter().all(|c| !metalock::is_locked(c)));
+}

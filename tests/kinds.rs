@@ -1,0 +1,350 @@
+//! The monitor semantics every kind of monitor shares, in one test body run
+//! against the three ways to find a monitor's word: embedded
+//! (`MultiUseWord`), `Synchronized<T>`, and keyed (`metalock::lock(&value)`).
+//! Reentrancy is checked where the kind has it (not `Synchronized`, whose
+//! re-lock panics by design: see `semantics.rs`).
+//!
+//! Counters read "under the monitor" are atomics accessed with `Relaxed`:
+//! the monitor alone orders them, as it would a plain field.
+
+mod common;
+use common::Watchdog;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use metalock::{Instant, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord, Synchronized};
+use metalock::{SynchronizedGuard, WaitTimeoutResult};
+
+const HANG: Duration = Duration::from_secs(120);
+/// A timeout that only a lost wake-up reaches.
+const NEVER: Duration = Duration::from_secs(60);
+
+/// A kind of monitor, as the tests use it.
+trait Kind: Sync + Sized {
+    type Guard<'a>: Guard
+    where
+        Self: 'a;
+    const REENTRANT: bool;
+    fn make() -> Self;
+    fn lock(&self) -> Self::Guard<'_>;
+    fn try_lock(&self) -> Option<Self::Guard<'_>>;
+    fn is_locked(&self) -> bool;
+    fn is_held_by_current_thread(&self) -> bool;
+}
+
+/// What every guard offers.
+trait Guard {
+    fn depth(&self) -> usize;
+    fn wait(&mut self);
+    fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult;
+    fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted>;
+    fn notify_one(&self) -> bool;
+    fn notify_all(&self) -> usize;
+}
+
+macro_rules! guard_impl {
+    ($guard:ty, $depth:expr) => {
+        impl Guard for $guard {
+            fn depth(&self) -> usize {
+                let depth: fn(&Self) -> usize = $depth;
+                depth(self)
+            }
+            fn wait(&mut self) {
+                Self::wait(self)
+            }
+            fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+                Self::wait_for(self, timeout)
+            }
+            fn wait_for_interruptibly(
+                &mut self,
+                timeout: Duration,
+            ) -> Result<WaitTimeoutResult, Interrupted> {
+                Self::wait_for_interruptibly(self, timeout)
+            }
+            fn notify_one(&self) -> bool {
+                Self::notify_one(self)
+            }
+            fn notify_all(&self) -> usize {
+                Self::notify_all(self)
+            }
+        }
+    };
+}
+
+guard_impl!(MonitorGuard<'_>, |g| g.depth());
+guard_impl!(KeyedGuard<'_>, |g| g.depth());
+guard_impl!(SynchronizedGuard<'_, ()>, |_| 1);
+
+impl Kind for MultiUseWord {
+    type Guard<'a> = MonitorGuard<'a>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        MultiUseWord::new()
+    }
+    fn lock(&self) -> MonitorGuard<'_> {
+        MultiUseWord::lock(self)
+    }
+    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        MultiUseWord::try_lock(self)
+    }
+    fn is_locked(&self) -> bool {
+        MultiUseWord::is_locked(self)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        MultiUseWord::is_held_by_current_thread(self)
+    }
+}
+
+impl Kind for Synchronized<()> {
+    type Guard<'a> = SynchronizedGuard<'a, ()>;
+    const REENTRANT: bool = false;
+    fn make() -> Self {
+        Synchronized::new(())
+    }
+    fn lock(&self) -> SynchronizedGuard<'_, ()> {
+        Synchronized::lock(self)
+    }
+    fn try_lock(&self) -> Option<SynchronizedGuard<'_, ()>> {
+        Synchronized::try_lock(self)
+    }
+    fn is_locked(&self) -> bool {
+        Synchronized::is_locked(self)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        Synchronized::is_held_by_current_thread(self)
+    }
+}
+
+/// A value of a type that embeds nothing, boxed, so that every instance
+/// has an address of its own.
+struct Keyed(Box<[u8; 16]>);
+
+impl Kind for Keyed {
+    type Guard<'a> = KeyedGuard<'a>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        Keyed(Box::new(*b"a value, no word"))
+    }
+    fn lock(&self) -> KeyedGuard<'_> {
+        metalock::lock(&*self.0)
+    }
+    fn try_lock(&self) -> Option<KeyedGuard<'_>> {
+        metalock::try_lock(&*self.0)
+    }
+    fn is_locked(&self) -> bool {
+        metalock::is_locked(&*self.0)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        metalock::is_held_by_current_thread(&*self.0)
+    }
+}
+
+fn mutual_exclusion<K: Kind>() {
+    const THREADS: u64 = 4;
+    const ROUNDS: u64 = 5_000;
+    let monitor = K::make();
+    let counter = AtomicU64::new(0);
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..ROUNDS {
+                    let _guard = monitor.lock();
+                    // A read-modify-write in two steps: lost updates show.
+                    let value = counter.load(Relaxed);
+                    counter.store(value + 1, Relaxed);
+                }
+            });
+        }
+    });
+    assert_eq!(counter.load(Relaxed), THREADS * ROUNDS);
+    assert!(!monitor.is_locked());
+}
+
+fn ownership_and_reentrancy<K: Kind>() {
+    let monitor = K::make();
+    assert!(!monitor.is_locked());
+    let mut guards = vec![monitor.lock()];
+    if K::REENTRANT {
+        for level in 2..=10 {
+            guards.push(monitor.lock());
+            assert_eq!(guards.last().unwrap().depth(), level);
+        }
+    }
+    assert!(monitor.is_locked());
+    assert!(monitor.is_held_by_current_thread());
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(monitor.is_locked());
+            assert!(!monitor.is_held_by_current_thread());
+            assert!(monitor.try_lock().is_none());
+        });
+    });
+    while guards.len() > 1 {
+        guards.pop();
+        assert!(monitor.is_held_by_current_thread());
+    }
+    drop(guards);
+    assert!(!monitor.is_locked());
+    assert!(!monitor.is_held_by_current_thread());
+    thread::scope(|s| {
+        s.spawn(|| assert!(monitor.try_lock().is_some()));
+    });
+}
+
+fn wait_and_notify<K: Kind>() {
+    let monitor = K::make();
+    let ready = AtomicUsize::new(0);
+    assert!(!monitor.lock().notify_one(), "nobody waits: not remembered");
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let mut guard = monitor.lock();
+            let depth = guard.depth();
+            while ready.load(Relaxed) == 0 {
+                assert!(!guard.wait_for(NEVER).timed_out(), "lost notify");
+            }
+            assert_eq!(guard.depth(), depth);
+        });
+        loop {
+            let guard = monitor.lock();
+            // The waiter sets nothing; notify until it was reached.
+            ready.store(1, Relaxed);
+            if guard.notify_one() || waiter.is_finished() {
+                break;
+            }
+            drop(guard);
+            thread::yield_now();
+        }
+    });
+}
+
+fn notify_all_reaches_every_waiter<K: Kind>() {
+    const WAITERS: usize = 4;
+    let monitor = K::make();
+    let waiting = AtomicUsize::new(0);
+    let go = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..WAITERS {
+            s.spawn(|| {
+                let mut guard = monitor.lock();
+                waiting.store(waiting.load(Relaxed) + 1, Relaxed);
+                while go.load(Relaxed) == 0 {
+                    guard.wait();
+                }
+            });
+        }
+        loop {
+            let guard = monitor.lock();
+            // Counted under the monitor, which a waiter releases only by
+            // waiting: all counted ones wait.
+            if waiting.load(Relaxed) == WAITERS {
+                go.store(1, Relaxed);
+                assert_eq!(guard.notify_all(), WAITERS);
+                break;
+            }
+            drop(guard);
+            thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+fn timed_wait_keeps_the_depth<K: Kind>() {
+    let monitor = K::make();
+    let _outer = K::REENTRANT.then(|| monitor.lock());
+    let mut guard = monitor.lock();
+    let depth = guard.depth();
+    let started = Instant::now();
+    assert!(guard.wait_for(Duration::from_millis(5)).timed_out());
+    assert!(Instant::now() >= started + Duration::from_millis(5));
+    assert_eq!(guard.depth(), depth);
+    assert!(monitor.is_held_by_current_thread());
+}
+
+fn interrupt_ends_a_wait<K: Kind>() {
+    let monitor = K::make();
+    let (tx, rx) = mpsc::channel();
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let _outer = K::REENTRANT.then(|| monitor.lock());
+            let mut guard = monitor.lock();
+            let depth = guard.depth();
+            let result = guard.wait_for_interruptibly(NEVER);
+            assert_eq!(guard.depth(), depth);
+            result
+        });
+        rx.recv().unwrap().interrupt();
+        assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+    });
+    assert!(!monitor.is_locked());
+}
+
+fn a_panic_releases<K: Kind>() {
+    let monitor = K::make();
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        let _guard = monitor.lock();
+        panic!("inside the monitor");
+    }));
+    assert!(result.is_err());
+    assert!(!monitor.is_locked());
+    thread::scope(|s| {
+        s.spawn(|| assert!(monitor.try_lock().is_some()));
+    });
+}
+
+macro_rules! semantics {
+    ($($name:ident: $kind:ty),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn mutual_exclusion() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::mutual_exclusion::<$kind>();
+            }
+
+            #[test]
+            fn ownership_and_reentrancy() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::ownership_and_reentrancy::<$kind>();
+            }
+
+            #[test]
+            fn wait_and_notify() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::wait_and_notify::<$kind>();
+            }
+
+            #[test]
+            fn notify_all_reaches_every_waiter() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::notify_all_reaches_every_waiter::<$kind>();
+            }
+
+            #[test]
+            fn timed_wait_keeps_the_depth() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::timed_wait_keeps_the_depth::<$kind>();
+            }
+
+            #[test]
+            fn interrupt_ends_a_wait() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::interrupt_ends_a_wait::<$kind>();
+            }
+
+            #[test]
+            fn a_panic_releases() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::a_panic_releases::<$kind>();
+            }
+        }
+    )*};
+}
+
+semantics!(word: MultiUseWord, synchronized: Synchronized<()>, keyed: Keyed);
