@@ -8,31 +8,42 @@
 //! guard's word alive. When the slot an address maps to is pinned by
 //! another address, the lock takes a reference of its own from the table
 //! instead.
+//!
+//! Under loom there is no cache: every lock takes its own reference and
+//! every unlock gives it back, so the models reach insertion and
+//! reclamation racing each other on every operation (and loom's statics,
+//! the table among them, are gone before a model's main thread runs its
+//! thread-local destructors, where a cache would give its references back).
 
+#[cfg(not(loom))]
 use alloc::boxed::Box;
+#[cfg(not(loom))]
 use core::cell::Cell;
-use core::ptr::{self, NonNull};
+#[cfg(not(loom))]
+use core::ptr;
+use core::ptr::NonNull;
 
-use super::table::{hash, table};
-
-/// The slot of `key`: the top bits of its hash, the best mixed (the low
-/// bits of a multiple of an aligned address are fixed).
-#[inline(always)]
-fn slot_index(key: usize) -> usize {
-    // One slot (under loom): no bits.
-    hash(key)
-        .checked_shr(u64::BITS - SLOTS.trailing_zeros())
-        .unwrap_or(0) as usize
-}
+#[cfg(not(loom))]
+use super::table::hash;
+use super::table::table;
 use crate::word::MultiUseWord;
 
 /// Slots per thread: a power of two. Each costs 24 bytes, plus the entry it
-/// keeps alive in the table (24 KiB and at most 1024 entries per thread). One under loom, so that the models also reach
-/// eviction and reclamation with two objects.
-const SLOTS: usize = if cfg!(loom) { 1 } else { 1024 };
+/// keeps alive in the table (24 KiB and at most 1024 entries per thread).
+#[cfg(not(loom))]
+const SLOTS: usize = 1024;
+
+/// The slot of `key`: the top bits of its hash, the best mixed (the low
+/// bits of a multiple of an aligned address are fixed).
+#[cfg(not(loom))]
+#[inline(always)]
+fn slot_index(key: usize) -> usize {
+    (hash(key) >> (u64::BITS - SLOTS.trailing_zeros())) as usize
+}
 
 /// One slot: an address, the word of its table entry (null while empty),
 /// and how many guards of this thread came through it.
+#[cfg(not(loom))]
 #[derive(Debug)]
 pub(super) struct CacheSlot {
     key: Cell<usize>,
@@ -45,21 +56,35 @@ pub(super) struct CacheSlot {
 /// Invariant: a slot whose `word` is non-null holds one table reference to
 /// the entry of `key`; `pins` counts the live guards that reach `word`
 /// through the slot. Only its thread touches it.
+#[cfg(not(loom))]
 #[derive(Debug)]
 struct Cache {
     slots: [CacheSlot; SLOTS],
 }
 
-/// Owns the calling thread's cache; its destructor, at the thread's exit,
-/// gives the references back.
-struct CacheOwner(NonNull<Cache>);
+/// `CURRENT` once the thread's cache was given back (its thread-locals are
+/// being destroyed): keyed locks take their own references from then on.
+#[cfg(not(loom))]
+const RETIRED: *const Cache = ptr::without_provenance(1);
 
+/// Owns the calling thread's cache (null until the first keyed lock); its
+/// destructor, at the thread's exit, gives the references back.
+#[cfg(not(loom))]
+struct CacheOwner(Cell<*mut Cache>);
+
+#[cfg(not(loom))]
 impl Drop for CacheOwner {
     fn drop(&mut self) {
-        // SAFETY: the cache is this thread's (invariant of `Cache`).
-        let cache = unsafe { self.0.as_ref() };
+        let cache = self.0.get();
+        CURRENT.with(|current| current.set(RETIRED));
+        if cache.is_null() {
+            return;
+        }
+        // SAFETY: the cache is this thread's (invariant of `Cache`), made by
+        // `attach`.
+        let slots = unsafe { &(*cache).slots };
         let mut pinned = false;
-        for slot in &cache.slots {
+        for slot in slots {
             if slot.word.get().is_null() {
                 continue;
             }
@@ -74,26 +99,58 @@ impl Drop for CacheOwner {
         // destroyed later): its pointer into the cache must stay valid, so
         // the cache is leaked, with the references of the pinned slots.
         if !pinned {
-            // SAFETY: made by `Box::leak` in `new_owner`, and nothing
+            // SAFETY: made by `Box::into_raw` in `attach`, and nothing
             // points into it any more.
-            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+            drop(unsafe { Box::from_raw(cache) });
         }
     }
 }
 
+#[cfg(not(loom))]
 crate::primitive::thread_local! {
-    static CACHE: CacheOwner = new_owner();
+    /// The hot path's view of the cache: a plain, const-initialised cell
+    /// with no destructor, so reading it is one thread-local load, at any
+    /// point of the thread's life. Null before the first keyed lock,
+    /// [`RETIRED`] after the owner's destructor.
+    static CURRENT: Cell<*const Cache> = const { Cell::new(ptr::null()) };
+    static OWNER: CacheOwner = const { CacheOwner(Cell::new(ptr::null_mut())) };
 }
 
-fn new_owner() -> CacheOwner {
-    let cache = Cache {
+/// The calling thread's cache, made on its first use; `None` once it was
+/// given back.
+#[cfg(not(loom))]
+#[inline(always)]
+fn current() -> Option<&'static Cache> {
+    let mut cache = CURRENT.with(Cell::get);
+    if cache.is_null() {
+        cache = attach();
+    }
+    // SAFETY: a cache other than null and RETIRED is the thread's, alive
+    // until its owner's destructor sets RETIRED (or for ever, leaked).
+    (cache != RETIRED).then(|| unsafe { &*cache })
+}
+
+/// Makes the calling thread's cache and registers its owner, unless the
+/// thread's thread-locals are already being destroyed.
+#[cfg(not(loom))]
+#[cold]
+fn attach() -> *const Cache {
+    let cache = Box::into_raw(Box::new(Cache {
         slots: core::array::from_fn(|_| CacheSlot {
             key: Cell::new(0),
             word: Cell::new(ptr::null()),
             pins: Cell::new(0),
         }),
+    }));
+    let current = if OWNER.try_with(|owner| owner.0.set(cache)).is_ok() {
+        cache.cast_const()
+    } else {
+        // SAFETY: just made, and no one else saw it.
+        drop(unsafe { Box::from_raw(cache) });
+        RETIRED
     };
-    CacheOwner(NonNull::from(Box::leak(Box::new(cache))))
+    CURRENT.with(|c| c.set(current));
+    current
 }
 
 /// How a guard keeps its entry alive.
@@ -104,6 +161,7 @@ fn new_owner() -> CacheOwner {
 /// on the thread that made it.
 #[derive(Debug)]
 pub(super) enum Pin {
+    #[cfg(not(loom))]
     Cached(NonNull<CacheSlot>),
     Owned(usize),
 }
@@ -114,6 +172,7 @@ impl Drop for Pin {
         match *self {
             // SAFETY: the slot is in this thread's cache, which outlives
             // every pin (invariants).
+            #[cfg(not(loom))]
             Pin::Cached(slot) => unsafe {
                 let pins = &slot.as_ref().pins;
                 pins.set(pins.get() - 1);
@@ -127,9 +186,10 @@ impl Drop for Pin {
 /// valid as long as the returned pin lives.
 #[inline]
 pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
-    let cached = CACHE.try_with(|owner| {
-        // SAFETY: the cache is this thread's.
-        let cache = unsafe { owner.0.as_ref() };
+    #[cfg(loom)]
+    let cached: Option<Option<(Pin, NonNull<MultiUseWord>)>> = None;
+    #[cfg(not(loom))]
+    let cached = current().map(|cache| {
         let slot = &cache.slots[slot_index(key)];
         if slot.key.get() != key || slot.word.get().is_null() {
             if slot.pins.get() != 0 {
@@ -143,7 +203,7 @@ pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
         Some((Pin::Cached(NonNull::from(slot)), word))
     });
     match cached {
-        Ok(Some(pinned)) => pinned,
+        Some(Some(pinned)) => pinned,
         // The slot is pinned by another address, or the thread's
         // thread-locals are being destroyed.
         _ => (Pin::Owned(key), table().acquire(key)),
@@ -152,6 +212,7 @@ pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
 
 /// Points an unpinned `slot` at the entry of `key`, giving back the
 /// reference it held.
+#[cfg(not(loom))]
 #[cold]
 fn refill(slot: &CacheSlot, key: usize) {
     let word = table().acquire(key);
@@ -165,16 +226,17 @@ fn refill(slot: &CacheSlot, key: usize) {
 /// Runs `f` on the word of `key` if this thread's cache or the table has
 /// one, without making an entry.
 pub(super) fn inspect<R>(key: usize, f: impl FnOnce(&MultiUseWord) -> R) -> Option<R> {
-    let cached = CACHE
-        .try_with(|owner| {
-            // SAFETY: the cache is this thread's.
-            let cache = unsafe { owner.0.as_ref() };
-            let slot = &cache.slots[slot_index(key)];
-            (slot.key.get() == key).then(|| slot.word.get())
-        })
-        .ok()
-        .flatten()
-        .filter(|word| !word.is_null());
+    #[cfg(loom)]
+    let cached: Option<*const MultiUseWord> = None;
+    #[cfg(not(loom))]
+    let cached = {
+        let cache = CURRENT.with(Cell::get);
+        // SAFETY: as in `current`; a query makes no cache.
+        (!cache.is_null() && cache != RETIRED)
+            .then(|| unsafe { &(*cache).slots[slot_index(key)] })
+            .filter(|slot| slot.key.get() == key && !slot.word.get().is_null())
+            .map(|slot| slot.word.get())
+    };
     match cached {
         // SAFETY: the slot holds a reference to the entry, and `f` runs on
         // this thread before anything can refill it.

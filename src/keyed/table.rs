@@ -35,8 +35,8 @@ use std::collections::HashMap;
 
 use crossbeam_utils::CachePadded;
 
-use crate::primitive::SysMutex;
-use crate::word::MultiUseWord;
+use crate::primitive::{Ordering, SysMutex};
+use crate::word::{MultiUseWord, NEUTRAL};
 
 /// Shards of the table: a power of two, a few times the core counts the
 /// crate expects, so that two threads rarely meet in one.
@@ -71,6 +71,12 @@ impl Hasher for KeyHasher {
     }
 }
 
+/// A table entry's word, on a cache line of its own: a contended keyed
+/// monitor must not share its line with whatever the allocator put next
+/// to it (an embedded word shares only with its own object).
+#[repr(C, align(64))]
+struct EntryWord(MultiUseWord);
+
 /// A table entry: the word, boxed so that its address stays put while the
 /// map moves its slots, and its reference count.
 struct Slot {
@@ -81,7 +87,7 @@ struct Slot {
 /// One shard: its entries by address, and recycled words.
 ///
 /// Invariant: every `Slot::word` and every word in `recycled` came from
-/// `Box::into_raw` and is owned by this shard; a recycled word is NEUTRAL
+/// `fresh_word` and is owned by this shard; a recycled word is NEUTRAL
 /// with payload 0.
 struct Shard {
     entries: HashMap<usize, Slot, BuildHasherDefault<KeyHasher>>,
@@ -125,6 +131,15 @@ loom::lazy_static! {
     };
 }
 
+/// A word for a new entry, as the shard invariant wants it: the pointer
+/// from `Box::into_raw`, cast to its first (`repr(C)`) field, so that it
+/// keeps the provenance of the whole allocation for `Box::from_raw`.
+fn fresh_word() -> NonNull<MultiUseWord> {
+    let entry = Box::into_raw(Box::new(EntryWord(MultiUseWord::new())));
+    // SAFETY: `Box::into_raw` never returns null.
+    unsafe { NonNull::new_unchecked(entry.cast::<MultiUseWord>()) }
+}
+
 /// The process's table.
 #[inline]
 pub(super) fn table() -> &'static Table {
@@ -143,9 +158,7 @@ impl Table {
         self.shard(key).with(|shard| {
             let Shard { entries, recycled } = shard;
             let slot = entries.entry(key).or_insert_with(|| Slot {
-                word: recycled
-                    .pop()
-                    .unwrap_or_else(|| NonNull::from(Box::leak(Box::new(MultiUseWord::new())))),
+                word: recycled.pop().unwrap_or_else(fresh_word),
                 refs: 0,
             });
             slot.refs += 1;
@@ -170,11 +183,15 @@ impl Table {
             // SAFETY: the shard owns the word (invariant), and with no
             // reference left no thread can reach it.
             unsafe {
-                debug_assert!(!word.as_ref().is_locked(), "reclaimed a held keyed monitor");
+                // One load, and the loom models' witness that no thread was
+                // still inside the monitor. Relaxed: the shard lock orders
+                // every access of the threads that held references.
+                let bits = word.as_ref().word.load(Ordering::Relaxed);
+                assert_eq!(bits, NEUTRAL, "metalock: reclaimed a keyed monitor in use");
                 if shard.recycled.len() < RECYCLED_PER_SHARD {
                     shard.recycled.push(word);
                 } else {
-                    drop(Box::from_raw(word.as_ptr()));
+                    drop(Box::from_raw(word.as_ptr().cast::<EntryWord>()));
                 }
             }
             let capacity = shard.entries.capacity();

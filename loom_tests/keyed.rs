@@ -1,0 +1,201 @@
+#![cfg(loom)]
+//! Loom models of the monitor table (`metalock::lock(&value)`) and of
+//! interrupts. Under loom a thread's cache has one slot, so a thread that
+//! locks a second object evicts the first and may reclaim its entry: the
+//! models reach insert, lookup, eviction and reclamation racing each other
+//! and the monitor protocol on the entries' words. Reclaiming an entry
+//! whose word is not NEUTRAL panics (`table::release`), and data touched
+//! under a keyed monitor is a loom cell, so a monitor that excludes nothing
+//! shows.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_keyed`
+
+use loom::cell::UnsafeCell;
+use loom::model::Builder;
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+use metalock::{Interrupted, MultiUseWord};
+
+/// Values that embed no word, each with data only touched under its keyed
+/// monitor.
+struct Values {
+    x: UnsafeCell<usize>,
+    y: UnsafeCell<usize>,
+}
+
+// SAFETY: the cells are only touched under the keyed monitor of the cell
+// itself (`bump`), and loom reports any access that monitor does not order.
+unsafe impl Sync for Values {}
+
+impl Values {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            x: UnsafeCell::new(0),
+            y: UnsafeCell::new(0),
+        })
+    }
+}
+
+/// Adds one to `cell` under its keyed monitor.
+fn bump(cell: &UnsafeCell<usize>) {
+    let guard = metalock::lock(cell);
+    assert!(metalock::is_held_by_current_thread(cell));
+    // SAFETY: we hold the cell's monitor.
+    cell.with_mut(|c| unsafe { *c += 1 });
+    drop(guard);
+}
+
+fn read(cell: &UnsafeCell<usize>) -> usize {
+    let _guard = metalock::lock(cell);
+    // SAFETY: we hold the cell's monitor.
+    cell.with(|c| unsafe { *c })
+}
+
+fn builder(bound: usize) -> Builder {
+    let mut builder = Builder::new();
+    builder.preemption_bound = builder.preemption_bound.or(Some(bound));
+    if cfg!(metalock_swap_only) {
+        builder.max_branches = 10_000;
+    }
+    builder
+}
+
+/// Runs `model` under `builder` and prints how many executions loom
+/// explored.
+fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&executions);
+    let bound = builder.preemption_bound;
+    builder.check(move || {
+        count.fetch_add(1, Ordering::Relaxed);
+        model();
+    });
+    println!(
+        "{name}: {} executions (preemption bound {bound:?})",
+        executions.load(Ordering::Relaxed)
+    );
+}
+
+/// One thread locks x, then y (evicting x from its cache and reclaiming
+/// x's entry unless the other thread holds a reference); the other locks
+/// x. Both increments of x are ordered by one monitor, whichever entry it
+/// lives in.
+#[test]
+fn insert_reclaim_and_lock_race() {
+    explore("insert_reclaim_and_lock_race", builder(3), || {
+        let values = Values::new();
+        let other = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        };
+        bump(&values.x);
+        bump(&values.y);
+        other.join().unwrap();
+        assert_eq!(read(&values.x), 2);
+        assert_eq!(read(&values.y), 1);
+    });
+}
+
+/// Both threads lock x and y in turns (each lock evicting the other
+/// object from the thread's one-slot cache): entries are made and
+/// reclaimed while the other thread looks them up.
+#[test]
+fn two_threads_alternate_two_objects() {
+    explore("two_threads_alternate_two_objects", builder(2), || {
+        let values = Values::new();
+        let other = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || {
+                bump(&values.y);
+                bump(&values.x);
+            })
+        };
+        bump(&values.x);
+        bump(&values.y);
+        other.join().unwrap();
+        assert_eq!(read(&values.x), 2);
+        assert_eq!(read(&values.y), 2);
+    });
+}
+
+/// A waiter on a keyed monitor: wait and notify through an entry that the
+/// notifier reaches through its own cache.
+#[test]
+fn keyed_wait_and_notify() {
+    explore("keyed_wait_and_notify", builder(3), || {
+        let values = Values::new();
+        let waiter = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || {
+                let mut guard = metalock::lock(&values.x);
+                // SAFETY: under the monitor of x.
+                while values.x.with(|c| unsafe { *c }) == 0 {
+                    guard.wait();
+                }
+            })
+        };
+        {
+            let guard = metalock::lock(&values.x);
+            // SAFETY: under the monitor of x.
+            values.x.with_mut(|c| unsafe { *c = 1 });
+            guard.notify_one();
+        }
+        waiter.join().unwrap();
+    });
+}
+
+/// A notify races an interrupt of the waiter it would reach (JLS 17.2.4):
+/// waiter A waits interruptibly, B plainly; the main thread interrupts A
+/// and notifies once. If A reports the interrupt, the notify must have
+/// reached B (else B would sleep for ever, which loom reports as a
+/// deadlock); if A returns notified, its interrupt is still pending and a
+/// second notify releases B.
+#[test]
+fn notify_races_an_interrupt() {
+    explore("notify_races_an_interrupt", builder(2), || {
+        let word = Arc::new(MultiUseWord::new());
+        let waiting = Arc::new(Mutex::new(0_usize));
+        let handle = Arc::new(Mutex::new(None));
+        let a = {
+            let (word, waiting, handle) = (word.clone(), waiting.clone(), handle.clone());
+            thread::spawn(move || {
+                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                let mut guard = word.lock();
+                *waiting.lock().unwrap() += 1;
+                let result = guard.wait_interruptibly();
+                (result, metalock::interrupted())
+            })
+        };
+        let b = {
+            let (word, waiting) = (word.clone(), waiting.clone());
+            thread::spawn(move || {
+                let mut guard = word.lock();
+                *waiting.lock().unwrap() += 1;
+                guard.wait();
+            })
+        };
+        // Both wait once both counted themselves under the monitor.
+        loop {
+            let guard = word.lock();
+            if *waiting.lock().unwrap() == 2 {
+                let handle = handle.lock().unwrap().take().unwrap();
+                drop(guard);
+                handle.interrupt();
+                word.lock().notify_one();
+                break;
+            }
+            drop(guard);
+            thread::yield_now();
+        }
+        match a.join().unwrap() {
+            (Ok(()), pending) => {
+                assert!(pending, "a notified waiter keeps the interrupt");
+                word.lock().notify_one();
+            }
+            (Err(Interrupted), pending) => assert!(!pending),
+        }
+        b.join().unwrap();
+    });
+}
