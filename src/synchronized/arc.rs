@@ -13,6 +13,8 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{
     self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
 };
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
 use crate::monitor::WaitSet;
 use crate::sys::Instant;
 
@@ -170,6 +172,33 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
+    }
+
+    /// See [`SynchronizedGuard::wait_interruptibly`](super::SynchronizedGuard::wait_interruptibly).
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.monitor.wait_interruptibly()
+    }
+
+    /// See [`SynchronizedGuard::wait_for_interruptibly`](super::SynchronizedGuard::wait_for_interruptibly).
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_for_interruptibly(timeout)
+    }
+
+    /// See [`SynchronizedGuard::wait_until_interruptibly`](super::SynchronizedGuard::wait_until_interruptibly).
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_until_interruptibly(deadline)
     }
 
     /// See [`SynchronizedGuard::wait_while`](super::SynchronizedGuard::wait_while).
