@@ -39,7 +39,7 @@ use criterion::{
 
 mod common;
 use common::contention::{self, LockKind, Padded, SWEEP_LOCKS};
-use common::locks::{CounterLock, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
+use common::locks::{CounterLock, MetaKeyed, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
 use common::measure::{Rounds, Summary};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
@@ -115,6 +115,7 @@ fn contended(c: &mut Criterion, calibration: &Calibration) {
         for threads in THREAD_COUNTS {
             contended_one::<MetaWord>(&mut group, threads, &workload, &mut ran);
             contended_one::<MetaSync>(&mut group, threads, &workload, &mut ran);
+            contended_one::<MetaKeyed>(&mut group, threads, &workload, &mut ran);
             contended_one::<PlMutex>(&mut group, threads, &workload, &mut ran);
             contended_one::<PlFairMutex>(&mut group, threads, &workload, &mut ran);
             contended_one::<StdMutex>(&mut group, threads, &workload, &mut ran);

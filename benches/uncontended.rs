@@ -22,6 +22,11 @@
 //!   `ReentrantMutex`). On the 2-core Xeon VM of the README the load of the
 //!   word just compare-and-swapped costs 4-8 ns, the owner field 0-2 ns.
 //!
+//! - `distinct/{1,2}`: 1 or 2 threads, each locking an object of its own
+//!   (raw word, keyed, parking_lot): with nothing shared on the path, a
+//!   pair takes as long with 2 threads as with 1 (keyed monitors: each
+//!   thread's cache).
+//!
 //! `examples/compare.rs` runs a short version and subtracts the baseline.
 
 use std::hint::black_box;
@@ -145,10 +150,30 @@ fn owner_check(c: &mut Criterion) {
     group.finish();
 }
 
+fn distinct_one<L: CounterLock + Sync>(group: &mut BenchmarkGroup<'_, WallTime>, threads: usize) {
+    group.bench_function(L::NAME, |b| {
+        b.iter_custom(|pairs| uncontended::distinct_objects::<L>(threads, pairs.max(10_000)));
+    });
+}
+
+/// Each thread on an object of its own: the time per pair per thread is the
+/// same for 1 and 2 threads when nothing shared is on the path.
+fn distinct(c: &mut Criterion) {
+    for threads in [1, 2] {
+        let mut group = c.benchmark_group(format!("distinct/{threads}"));
+        group.throughput(Throughput::Elements(threads as u64));
+        distinct_one::<MetaWord>(&mut group, threads);
+        distinct_one::<MetaKeyed>(&mut group, threads);
+        distinct_one::<PlMutex>(&mut group, threads);
+        group.finish();
+    }
+}
+
 fn main() {
     let mut c = common::criterion();
     uncontended(&mut c);
     recursive(&mut c);
     owner_check(&mut c);
+    distinct(&mut c);
     c.final_summary();
 }

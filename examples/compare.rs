@@ -35,17 +35,17 @@ use std::{fs, io};
 #[path = "../benches/common/mod.rs"]
 mod common;
 use common::contention::{
-    self, SWEEP_FAIR, SWEEP_LOCKS, SWEEP_PL, SWEEP_STD, SWEEP_SYNC, SWEEP_WORD,
+    self, SWEEP_FAIR, SWEEP_KEYED, SWEEP_LOCKS, SWEEP_PL, SWEEP_STD, SWEEP_SYNC, SWEEP_WORD,
 };
 use common::locks::{
-    Baseline, CounterLock, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
+    Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
     ReentrantSpinLock, SpinLock, StdMutex,
 };
 use common::measure::{RoundStats, Rounds, Summary, interleaved, median};
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
-    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
+    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong, Wake,
 };
 use common::work::{Calibration, WORK_NS, Workload, work_label};
 
@@ -77,13 +77,15 @@ const CSV_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/contention-s
 // ---------------------------------------------------------------------------
 // The Markdown table.
 
-/// Columns: metalock raw word, metalock Synchronized, parking_lot, std, floor.
-const COLUMNS: usize = 5;
+/// Columns: metalock raw word, metalock Synchronized, metalock keyed,
+/// parking_lot, std, floor.
+const COLUMNS: usize = 6;
 const WORD: usize = 0;
 const SYNC: usize = 1;
-const PL: usize = 2;
-const STD: usize = 3;
-const FLOOR: usize = 4;
+const KEYED: usize = 2;
+const PL: usize = 3;
+const STD: usize = 4;
+const FLOOR: usize = 5;
 
 /// Whether smaller is better for a row.
 #[derive(Clone, Copy)]
@@ -180,6 +182,7 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
         let base = uncontended::objects::<Baseline>(n);
         let word = uncontended::objects::<MetaWord>(n);
         let sync = uncontended::objects::<MetaSync>(n);
+        let keyed = uncontended::objects::<MetaKeyed>(n);
         let pl = uncontended::objects::<PlMutex>(n);
         let std = uncontended::objects::<StdMutex>(n);
         let floor = uncontended::objects::<SpinLock>(n);
@@ -187,6 +190,7 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
             cycling_run(usize::MAX, &base),
             cycling_run(WORD, &word),
             cycling_run(SYNC, &sync),
+            cycling_run(KEYED, &keyed),
             cycling_run(PL, &pl),
             cycling_run(STD, &std),
             cycling_run(FLOOR, &floor),
@@ -319,6 +323,82 @@ fn idle_notify(rows: &mut Vec<Row>) {
     rows.push(row);
 }
 
+/// Pairs per thread of a run of the distinct-objects row.
+const DISTINCT_PAIRS: u64 = 10_000_000;
+
+/// Two threads locking an object each (no shared line on the path): the
+/// throughput of 2 threads over that of 1, medians of interleaved runs.
+fn distinct_objects(rows: &mut Vec<Row>) {
+    fn runs<L: CounterLock + Sync>(column: usize) -> [Run<'static, Duration>; 2] {
+        [1, 2].map(|threads| -> Run<'static, Duration> {
+            (
+                column,
+                Box::new(move || uncontended::distinct_objects::<L>(threads, DISTINCT_PAIRS)),
+            )
+        })
+    }
+    let runs: Vec<Run<'static, Duration>> = [
+        runs::<MetaWord>(WORD),
+        runs::<MetaSync>(SYNC),
+        runs::<MetaKeyed>(KEYED),
+        runs::<PlMutex>(PL),
+        runs::<StdMutex>(STD),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let samples = run_interleaved(&runs, 7, 1);
+    let mut row = Row::new(
+        "distinct objects: 2 threads' throughput over 1 thread's",
+        "× ↑",
+        Better::Higher,
+    );
+    for (pair, times) in runs.chunks(2).zip(samples.chunks(2)) {
+        let one = median(
+            &mut times[0]
+                .iter()
+                .map(Duration::as_secs_f64)
+                .collect::<Vec<_>>(),
+        );
+        let two = median(
+            &mut times[1]
+                .iter()
+                .map(Duration::as_secs_f64)
+                .collect::<Vec<_>>(),
+        );
+        row.values[pair[0].0] = Some(2.0 * one / two);
+    }
+    rows.push(row);
+}
+
+/// Wake-ups measured per kind in the wake-latency rows.
+const WAKE_SAMPLES: usize = 2_000;
+
+/// From waking a thread in `wait_interruptibly` (a notify, or an
+/// interrupt) to its return with the monitor: the Synchronized column only,
+/// the peers having no interrupts.
+fn wake_latency(rows: &mut Vec<Row>) -> f64 {
+    let mut medians = [0.0; 2];
+    for (i, (wake, name)) in [(Wake::Notify, "notify_one"), (Wake::Interrupt, "interrupt")]
+        .into_iter()
+        .enumerate()
+    {
+        let mut us: Vec<f64> = wait_notify::wake_latencies(wake, WAKE_SAMPLES)
+            .iter()
+            .map(|d| d.as_secs_f64() * 1e6)
+            .collect();
+        medians[i] = median(&mut us);
+        let mut row = Row::new(
+            format!("wake to return from wait_interruptibly, {name}"),
+            "µs ↓",
+            Better::Lower,
+        );
+        row.values[SYNC] = Some(medians[i]);
+        rows.push(row);
+    }
+    medians[1] / medians[0]
+}
+
 fn ping_pong_run<P: PingPong>(column: usize, length: Duration) -> Run<'static, RoundStats> {
     (
         column,
@@ -350,9 +430,9 @@ fn fmt_value(v: Option<f64>) -> String {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| scenario | unit | metalock word | metalock Synchronized | parking_lot | std | CAS floor | metalock/parking_lot |"
+        "| scenario | unit | metalock word | metalock Synchronized | metalock keyed | parking_lot | std | CAS floor | metalock/parking_lot |"
     );
-    println!("|---|---|--:|--:|--:|--:|--:|--:|");
+    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|");
     for row in rows {
         let ratio = row.ratio().map(|r| {
             let hint = if row.better.met(r) { " (better)" } else { "" };
@@ -446,23 +526,23 @@ impl Grid {
         }
     }
 
-    /// The ratio of `lock`'s `metric` to parking_lot::Mutex's, marked `*`
-    /// where it misses `better` (worse than 1.00), with the misses and the
-    /// geometric mean in the footer.
+    /// The ratio of `lock`'s `metric` to `reference`'s, marked `*` where it
+    /// misses `better` than `target`, with the misses and the geometric
+    /// mean in the footer.
     fn ratios(
         title: &str,
         cells: &[SweepCell],
         threads: usize,
-        lock: usize,
+        (lock, reference): (usize, usize),
         metric: fn(&Summary) -> f64,
-        better: Better,
+        (better, target): (Better, f64),
     ) -> Self {
         let (mut misses, mut log_sum, mut count) = (0, 0.0, 0);
         let mut grid = Self::new(title.to_string(), cells, threads, |cell| {
-            let ratio = metric(&cell.locks[lock]) / metric(&cell.locks[SWEEP_PL]);
+            let ratio = metric(&cell.locks[lock]) / metric(&cell.locks[reference]);
             // Judged as shown, to two decimals: a 0.997 printed as 1.00 is
             // not marked as a miss.
-            let met = better.met((ratio * 100.0).round() / 100.0);
+            let met = better.met((ratio * 100.0).round() / 100.0 / target);
             if ratio.is_finite() && ratio > 0.0 {
                 log_sum += ratio.ln();
                 count += 1;
@@ -555,11 +635,33 @@ fn print_grids(cells: &[SweepCell]) {
         let ratio_pair = |what: &str, metric: fn(&Summary) -> f64, better| {
             [(SWEEP_WORD, "metalock word"), (SWEEP_SYNC, "Synchronized")].map(|(lock, name)| {
                 let title = format!("{what}, {name}");
-                Grid::ratios(&title, cells, threads, lock, metric, better)
+                let locks = (lock, SWEEP_PL);
+                Grid::ratios(&title, cells, threads, locks, metric, (better, 1.0))
             })
         };
         print_side_by_side(&ratio_pair("throughput", throughput, Better::Higher));
         print_side_by_side(&ratio_pair("CPU per op", cpu_per_op, Better::Lower));
+        // The keyed monitor against the word it finds: the cost of finding
+        // it (target: within 10%).
+        let keyed = (SWEEP_KEYED, SWEEP_WORD);
+        print_side_by_side(&[
+            Grid::ratios(
+                "throughput, keyed / word (* below 0.90)",
+                cells,
+                threads,
+                keyed,
+                throughput,
+                (Better::Higher, 0.9),
+            ),
+            Grid::ratios(
+                "CPU per op, keyed / word (* above 1.10)",
+                cells,
+                threads,
+                keyed,
+                cpu_per_op,
+                (Better::Lower, 1.1),
+            ),
+        ]);
         let fairness = Grid::new(
             "max/min ops per thread: word / Synchronized / parking_lot::Mutex".to_string(),
             cells,
@@ -768,12 +870,15 @@ fn main() {
     let mut baselines = Vec::new();
     eprintln!("  uncontended and recursive pairs");
     uncontended(&mut rows, &mut baselines);
+    distinct_objects(&mut rows);
     let sweep = sweep(&calibration, rounds);
     eprintln!("  bounded buffer");
     bounded_buffer(&mut rows, rounds);
     idle_notify(&mut rows);
     eprintln!("  ping-pong");
     ping_pong(&mut rows, rounds);
+    eprintln!("  wake-up latency");
+    let interrupt_over_notify = wake_latency(&mut rows);
     let csv = write_csv(CSV_PATH, &sweep);
 
     println!("{header}\n");
@@ -804,6 +909,14 @@ fn main() {
          flag under the lock and wake each other (notify_one). {rounds} per column, \
          interleaved, medians; CPU is process user+system time (getrusage). Idle notify: \
          {IDLE_NOTIFIES} calls, medians of {UNCONTENDED_REPS} runs."
+    );
+    println!(
+        "Distinct objects: each of 1 or 2 threads runs {DISTINCT_PAIRS} pairs on an object of its \
+         own (128-byte aligned), 7 runs interleaved, medians; 2.0 is perfect scaling. Wake to \
+         return: a thread waits in wait_interruptibly on a Synchronized; the clock runs from the \
+         notify_one (under the monitor, released at once) or the interrupt to its return, \
+         {WAKE_SAMPLES} wake-ups each, medians; interrupt over notify: {:.2}.",
+        interrupt_over_notify
     );
     println!(
         "³ voluntary context switches (getrusage ru_nvcsw) of the benchmark's threads, that is \

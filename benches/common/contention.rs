@@ -10,7 +10,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::locks::{CounterLock, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
+use super::locks::{CounterLock, MetaKeyed, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
 use super::measure::{RoundStats, Rounds, Summary, interleaved, scale, timed_round, timed_threads};
 use super::work::Workload;
 
@@ -108,12 +108,13 @@ fn fresh_round<L: CounterLock + Sync>(
 }
 
 /// The locks of the contention sweep, in their order in every table.
-pub const SWEEP_LOCKS: [LockKind; 5] = [
+pub const SWEEP_LOCKS: [LockKind; 6] = [
     LockKind::of::<MetaWord>("metalock word"),
     LockKind::of::<MetaSync>("metalock Synchronized"),
     LockKind::of::<PlMutex>("parking_lot::Mutex"),
     LockKind::of::<PlFairMutex>("parking_lot::FairMutex"),
     LockKind::of::<StdMutex>("std::sync::Mutex"),
+    LockKind::of::<MetaKeyed>("metalock keyed"),
 ];
 /// Position of the raw-word monitor in [`SWEEP_LOCKS`].
 pub const SWEEP_WORD: usize = 0;
@@ -125,6 +126,9 @@ pub const SWEEP_PL: usize = 2;
 pub const SWEEP_FAIR: usize = 3;
 /// Position of `std::sync::Mutex` in [`SWEEP_LOCKS`].
 pub const SWEEP_STD: usize = 4;
+/// Position of the keyed monitor (`metalock::lock(&object)`) in
+/// [`SWEEP_LOCKS`].
+pub const SWEEP_KEYED: usize = 5;
 
 /// One cell of the sweep: `rounds.count` rounds of each of `locks`,
 /// interleaved, each on a fresh object; the medians per lock, in the order

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::contention::Padded;
 use super::locks::{CounterLock, RecursiveLock};
+use super::measure::timed_threads;
 use super::work::bump;
 
 /// Object counts of the uncontended benchmarks (powers of two).
@@ -36,4 +38,18 @@ pub fn recursive<L: RecursiveLock>(object: &L, pairs: u64) -> Duration {
         object.with_recursive(bump);
     }
     start.elapsed()
+}
+
+/// The time of `threads` threads each running `pairs` lock/bump/unlock
+/// pairs on an object of its own (on cache lines of its own): with no
+/// shared line on the path, 2 threads on 2 cores take the time of 1.
+pub fn distinct_objects<L: CounterLock + Sync>(threads: usize, pairs: u64) -> Duration {
+    let objects: Vec<Padded<L>> = (0..threads as u64).map(|i| Padded(L::new(i))).collect();
+    let (elapsed, _) = timed_threads(threads, |i| {
+        let object = &objects[i].0;
+        for _ in 0..pairs {
+            object.with(bump);
+        }
+    });
+    elapsed
 }

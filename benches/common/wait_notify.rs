@@ -416,3 +416,68 @@ pub fn idle_notify_std(notifies: u64) -> Duration {
     }
     start.elapsed()
 }
+
+/// How [`wake_latencies`] wakes its waiter.
+#[derive(Clone, Copy, Debug)]
+pub enum Wake {
+    /// `notify_one` under the monitor, released at once.
+    Notify,
+    /// An interrupt (`InterruptHandle::interrupt`), no monitor held.
+    Interrupt,
+}
+
+/// `samples` latencies from waking a thread that waits in
+/// `wait_interruptibly` on a `Synchronized` to its return from the wait,
+/// the monitor held again: the cost of the wake-up path of `wake`.
+pub fn wake_latencies(wake: Wake, samples: usize) -> Vec<Duration> {
+    use std::time::Instant;
+    // (the waiter waits, when it returned)
+    let state = Synchronized::new((false, None::<Instant>));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut latencies = Vec::with_capacity(samples);
+    std::thread::scope(|s| {
+        let state = &state;
+        s.spawn(move || {
+            tx.send(metalock::interrupt_handle())
+                .expect("the measuring thread waits for the handle");
+            for _ in 0..samples {
+                let mut guard = state.lock();
+                guard.0 = true;
+                // Either way the wait ends: by the notify, or by the
+                // interrupt (an `Err`).
+                let _ = guard.wait_interruptibly();
+                let returned = Instant::now();
+                *guard = (false, Some(returned));
+            }
+        });
+        let handle = rx.recv().expect("the waiter sends its handle");
+        for _ in 0..samples {
+            // Seen under the monitor, which the waiter releases only by
+            // waiting: it waits.
+            while !state.lock().0 {
+                std::thread::yield_now();
+            }
+            let woken = match wake {
+                Wake::Notify => {
+                    let guard = state.lock();
+                    let woken = Instant::now();
+                    guard.notify_one();
+                    woken
+                }
+                Wake::Interrupt => {
+                    let woken = Instant::now();
+                    handle.interrupt();
+                    woken
+                }
+            };
+            loop {
+                if let Some(returned) = state.lock().1.take() {
+                    latencies.push(returned.duration_since(woken));
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+    });
+    latencies
+}
