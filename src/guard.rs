@@ -144,7 +144,10 @@ pub struct MonitorGuard<'a> {
 }
 
 impl<'a> MonitorGuard<'a> {
+    #[inline(always)]
     pub(crate) fn new(word: &'a MultiUseWord, record: &'static LockRecord) -> Self {
+        #[cfg(all(feature = "diagnostics", not(loom)))]
+        note_held(word, record, true);
         Self {
             word,
             record,
@@ -309,6 +312,8 @@ impl<'a> MonitorGuard<'a> {
     #[inline]
     pub fn unlock_fair(self) {
         let this = core::mem::ManuallyDrop::new(self);
+        #[cfg(all(feature = "diagnostics", not(loom)))]
+        note_held(this.word, this.record, false);
         this.word.exit::<true>(this.record);
     }
 
@@ -331,10 +336,14 @@ impl<'a> MonitorGuard<'a> {
                     sys::abort_with(UNLOCKED_LEFT_HELD);
                 }
                 guard.record = guard.word.enter::<false>(ExecEnv::current());
+                #[cfg(all(feature = "diagnostics", not(loom)))]
+                note_held(guard.word, guard.record, true);
             }
         }
 
         debug_assert_eq!(self.depth(), 1);
+        #[cfg(all(feature = "diagnostics", not(loom)))]
+        note_held(self.word, self.record, false);
         if fair {
             self.word.exit::<true>(self.record);
         } else {
@@ -486,7 +495,25 @@ impl AsMonitorGuard for MonitorGuard<'_> {
 impl Drop for MonitorGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
+        #[cfg(all(feature = "diagnostics", not(loom)))]
+        note_held(self.word, self.record, false);
         self.word.exit::<false>(self.record);
+    }
+}
+
+/// Records in the calling thread's diagnostic list that a guard now holds
+/// (`held`) or no longer holds one level of `word`.
+#[cfg(all(feature = "diagnostics", not(loom)))]
+#[inline(always)]
+pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
+    // SAFETY: guards live on their owner's thread: the record's owner is
+    // the calling thread's EE.
+    let ee = unsafe { ExecEnv::of_owner(record.owner()) };
+    let word = word as *const MultiUseWord as usize;
+    if held {
+        ee.diag.push_held(word);
+    } else {
+        ee.diag.pop_held(word);
     }
 }
 

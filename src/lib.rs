@@ -111,6 +111,8 @@ macro_rules! const_unless_loom {
 //    `stats`, `platform`.
 mod arch;
 mod condition;
+#[cfg(all(feature = "diagnostics", not(loom)))]
+pub mod diagnostics;
 mod exec_env;
 mod guard;
 #[cfg(feature = "std")]

@@ -95,7 +95,10 @@ impl RawMonitor {
         self.word.is_fair()
     }
 
-    fn token(record: &'static LockRecord) -> RawMonitorToken {
+    #[inline(always)]
+    fn token(&self, record: &'static LockRecord) -> RawMonitorToken {
+        #[cfg(feature = "diagnostics")]
+        crate::guard::note_held(&self.word, record, true);
         RawMonitorToken {
             record,
             not_send: PhantomData,
@@ -145,16 +148,18 @@ unsafe impl lock_api::RawMutex for RawMonitor {
     #[inline]
     #[track_caller]
     fn lock(&self) -> RawMonitorToken {
-        Self::token(self.word.enter::<false>(ExecEnv::current()))
+        self.token(self.word.enter::<false>(ExecEnv::current()))
     }
 
     #[inline]
     fn try_lock(&self) -> Option<RawMonitorToken> {
-        try_entered(|ee| self.word.try_enter::<false>(ee)).map(Self::token)
+        try_entered(|ee| self.word.try_enter::<false>(ee)).map(|record| self.token(record))
     }
 
     #[inline]
     unsafe fn unlock(&self, token: RawMonitorToken) {
+        #[cfg(feature = "diagnostics")]
+        crate::guard::note_held(&self.word, token.record, false);
         self.word.exit::<false>(token.record);
     }
 
@@ -168,6 +173,8 @@ unsafe impl lock_api::RawMutex for RawMonitor {
 unsafe impl lock_api::RawMutexFair for RawMonitor {
     #[inline]
     unsafe fn unlock_fair(&self, token: RawMonitorToken) {
+        #[cfg(feature = "diagnostics")]
+        crate::guard::note_held(&self.word, token.record, false);
         self.word.exit::<true>(token.record);
     }
 }
@@ -189,6 +196,7 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
 
     #[inline]
     fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
-        try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline)).map(Self::token)
+        try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
+            .map(|record| self.token(record))
     }
 }

@@ -34,6 +34,8 @@ mod std_threads {
             let Some(ee) = current_if_bound() else {
                 return;
             };
+            #[cfg(feature = "diagnostics")]
+            ee.diag.exited();
             // SAFETY: `ee` is this thread's EE.
             unsafe {
                 if ee.has_records_out() {
@@ -68,6 +70,8 @@ mod std_threads {
     fn bind() -> &'static ExecEnv {
         let ee = global::acquire_env();
         CURRENT.with(|c| c.set(ee));
+        #[cfg(feature = "diagnostics")]
+        ee.diag.bind();
         // Touching the guard registers its destructor. That fails once the
         // thread's thread-locals are being destroyed and the guard is gone
         // (a lock taken in a late destructor): the EE is then detached from
@@ -82,6 +86,8 @@ mod std_threads {
     /// Forgets the calling thread's EE, which is `ee`.
     pub(crate) fn unbind(ee: &ExecEnv) {
         debug_assert!(current_if_bound().is_some_and(|bound| ptr::eq(bound, ee)));
+        #[cfg(feature = "diagnostics")]
+        ee.diag.unbind();
         CURRENT.with(|c| c.set(ptr::null()));
     }
 }

@@ -120,7 +120,7 @@ mod pools {
             add(&ENVS_ALLOCATED, 1);
             // Its hot record.
             add(&RECORDS_ALLOCATED, 1);
-            #[cfg(feature = "stats")]
+            #[cfg(any(feature = "stats", feature = "diagnostics"))]
             all::push(ee);
         });
         ee
@@ -185,8 +185,9 @@ mod pools {
         })
     }
 
-    /// The list of every EE ever allocated, for `stats::snapshot`.
-    #[cfg(feature = "stats")]
+    /// The list of every EE ever allocated, for `stats::snapshot` and
+    /// `diagnostics::snapshot`.
+    #[cfg(any(feature = "stats", feature = "diagnostics"))]
     mod all {
         use super::ExecEnv;
         use core::sync::atomic::{AtomicPtr, Ordering};
@@ -223,11 +224,11 @@ mod pools {
         }
     }
 
-    #[cfg(feature = "stats")]
+    #[cfg(any(feature = "stats", feature = "diagnostics"))]
     pub(crate) use all::all_envs;
 }
 
-#[cfg(all(not(loom), feature = "stats"))]
+#[cfg(all(not(loom), any(feature = "stats", feature = "diagnostics")))]
 pub(crate) use pools::all_envs;
 
 #[cfg(loom)]

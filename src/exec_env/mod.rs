@@ -37,6 +37,8 @@
 mod binding;
 #[cfg(all(feature = "stats", not(loom)))]
 pub(crate) mod counters;
+#[cfg(all(feature = "diagnostics", not(loom)))]
+pub(crate) mod diag;
 mod free_list;
 mod global;
 #[cfg(feature = "std")]
@@ -79,7 +81,7 @@ use crate::word::POINTER_MASK;
 #[cfg(all(not(feature = "std"), not(loom)))]
 pub use binding::release_current_thread;
 pub use free_list::lock_records_allocated;
-#[cfg(all(feature = "stats", not(loom)))]
+#[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
 pub(crate) use global::all_envs;
 #[cfg(feature = "__test-hooks")]
 pub use global::exec_envs_allocated;
@@ -163,9 +165,12 @@ pub(crate) struct ExecEnv {
     /// This thread's event counters (feature `stats`).
     #[cfg(all(feature = "stats", not(loom)))]
     pub(crate) stats: counters::ThreadStats,
+    /// What the thread does with monitors (feature `diagnostics`).
+    #[cfg(all(feature = "diagnostics", not(loom)))]
+    pub(crate) diag: diag::Diag,
     /// The next EE in the list of all EEs, set once before this one is
     /// published there and never changed.
-    #[cfg(all(feature = "stats", not(loom)))]
+    #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
     all_next: core::sync::atomic::AtomicPtr<ExecEnv>,
     /// Link in the pool of EEs whose threads exited (under the global lock).
     #[cfg(not(loom))]
@@ -204,7 +209,9 @@ impl ExecEnv {
             in_meta_lock_seam: UnsafeCell::new(false),
             #[cfg(all(feature = "stats", not(loom)))]
             stats: counters::ThreadStats::new(),
-            #[cfg(all(feature = "stats", not(loom)))]
+            #[cfg(all(feature = "diagnostics", not(loom)))]
+            diag: diag::Diag::new(),
+            #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
             all_next: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             #[cfg(not(loom))]
             pool_next: UnsafeCell::new(core::ptr::null()),

@@ -140,6 +140,13 @@ pub fn synchronized<T: ?Sized, R>(value: &T, f: impl FnOnce(&mut KeyedGuard<'_>)
     f(&mut guard)
 }
 
+/// The key of every table entry, by the address of its word (for the
+/// thread dump).
+#[cfg(feature = "diagnostics")]
+pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
+    table::table().keys_by_word()
+}
+
 /// How many monitors the table holds now: one per address some thread
 /// holds, enters or waits on, plus the few each thread keeps cached. It
 /// does not grow with the number of values ever locked.

@@ -214,6 +214,20 @@ impl Table {
         })
     }
 
+    /// The key of every entry, by the address of its word.
+    #[cfg(feature = "diagnostics")]
+    pub(super) fn keys_by_word(&self) -> HashMap<usize, usize> {
+        let mut keys = HashMap::new();
+        for shard in &self.shards {
+            shard.with(|shard| {
+                for (&key, slot) in &shard.entries {
+                    keys.insert(slot.word.as_ptr() as usize, key);
+                }
+            });
+        }
+        keys
+    }
+
     /// How many entries the table holds: one per address some thread holds,
     /// enters or waits on, or keeps in its cache.
     pub(super) fn len(&self) -> usize {

@@ -89,6 +89,8 @@ impl MultiUseWord {
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, waits);
+        #[cfg(all(feature = "diagnostics", not(loom)))]
+        let _blocked = ee.diag.block(self as *const MultiUseWord as usize, true);
         let key = self.wait_key(set);
         let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {
             if let WaitSet::Condition(condition) = set {

@@ -1,0 +1,47 @@
+//! A lock-order inversion, found and printed by the `diagnostics` feature:
+//! two threads each hold one account and wait for the other's.
+//!
+//! ```text
+//! cargo run --example deadlock --features diagnostics
+//! ```
+
+use std::sync::Barrier;
+use std::thread;
+use std::time::Duration;
+
+use metalock::{Synchronized, diagnostics};
+
+fn main() {
+    let checking: &'static Synchronized<i64> = Box::leak(Box::new(Synchronized::new(100)));
+    let savings: &'static Synchronized<i64> = Box::leak(Box::new(Synchronized::new(500)));
+    let both_hold_one = Box::leak(Box::new(Barrier::new(2)));
+    // Two transfers that lock their accounts in opposite orders.
+    for (name, from, to) in [
+        ("transfer checking->savings", checking, savings),
+        ("transfer savings->checking", savings, checking),
+    ] {
+        let barrier = &*both_hold_one;
+        thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let mut from = from.lock();
+                barrier.wait();
+                let mut to = to.lock(); // never returns
+                *from -= 10;
+                *to += 10;
+            })
+            .expect("spawning a thread");
+    }
+    loop {
+        let deadlocks = diagnostics::deadlocks();
+        if !deadlocks.is_empty() {
+            println!("{}", diagnostics::snapshot());
+            for deadlock in deadlocks {
+                println!("{deadlock}");
+            }
+            // The two threads stay blocked; the process ends without them.
+            std::process::exit(0);
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,403 @@
+//! A thread dump and deadlock detection (feature `diagnostics`), as a Java
+//! thread dump prints "Found one Java-level deadlock".
+//!
+//! [`snapshot`] lists every thread that uses monitors: its name and id, the
+//! monitors its guards hold (address, depth), and the monitor it is
+//! entering or waiting on, since when and, when entering, which thread owns
+//! it. [`deadlocks`] returns the cycles of threads blocked entering
+//! monitors that the next thread of the cycle owns. Neither stops, wakes or
+//! otherwise disturbs a thread: they read what each thread publishes about
+//! itself and the words it blocks on, and take no meta-lock.
+//!
+//! ```
+//! use metalock::MultiUseWord;
+//!
+//! let word = MultiUseWord::new();
+//! let guard = word.lock();
+//! let dump = metalock::diagnostics::snapshot();
+//! let me = dump.current_thread().expect("this thread holds a monitor");
+//! assert_eq!(me.holds()[0].monitor, &word as *const MultiUseWord as usize);
+//! println!("{dump}");
+//! drop(guard);
+//! assert!(metalock::diagnostics::deadlocks().is_empty());
+//! ```
+//!
+//! Addresses are those of the words: an embedded `MultiUseWord`, the word
+//! inside a `Synchronized` or `RawMonitor`, or a keyed monitor's table
+//! entry, whose value's address the dump shows too. A thread
+//! lists up to 8 held monitors by address and counts the rest. With the
+//! feature on, each guard records its monitor in its thread's list (a few
+//! plain stores); with it off, none of this is built.
+
+use core::fmt;
+use std::string::String;
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+use std::vec::Vec;
+
+use crate::exec_env::all_envs;
+use crate::lock_record::record_of;
+use crate::primitive::Ordering;
+use crate::word::{BUSY, LOCKED, MultiUseWord, state};
+
+/// One monitor a thread holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldMonitor {
+    /// The address of the monitor's word.
+    pub monitor: usize,
+    /// How many levels the thread holds it at.
+    pub depth: usize,
+    /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    pub key: Option<usize>,
+}
+
+/// Whether a blocked thread enters a monitor or waits on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// In `lock` (or `try_lock_for`): waiting for another thread to release
+    /// the monitor.
+    Entering,
+    /// In a `wait`: waiting for a notification (or a timeout, or an
+    /// interrupt), then to enter again. Never part of a deadlock cycle: a
+    /// notify may still come.
+    Waiting,
+}
+
+/// The monitor a thread is blocked on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockedOn {
+    /// The address of the monitor's word.
+    pub monitor: usize,
+    /// Entering or waiting.
+    pub kind: BlockKind,
+    /// How long the thread had been blocked when the snapshot was taken.
+    pub for_: Duration,
+    /// When entering: the thread that owned the monitor then, if it could
+    /// be read (a monitor between two owners has none).
+    pub owner: Option<ThreadId>,
+    /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    pub key: Option<usize>,
+    episode: u64,
+    owner_ee: Option<usize>,
+}
+
+/// One thread in a [`Snapshot`].
+#[derive(Clone, Debug)]
+pub struct ThreadDump {
+    id: ThreadId,
+    name: Option<String>,
+    exited: bool,
+    holds: Vec<HeldMonitor>,
+    holds_unlisted: usize,
+    blocked: Option<BlockedOn>,
+    ee: usize,
+}
+
+impl ThreadDump {
+    /// The thread's id.
+    pub fn id(&self) -> ThreadId {
+        self.id
+    }
+
+    /// The thread's name, if it has one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Whether the thread has exited while its guards (leaked) still hold
+    /// monitors.
+    pub fn has_exited(&self) -> bool {
+        self.exited
+    }
+
+    /// The monitors the thread holds, oldest first (not the one it waits
+    /// on, which a wait releases).
+    pub fn holds(&self) -> &[HeldMonitor] {
+        &self.holds
+    }
+
+    /// The monitor the thread is blocked on, if any.
+    pub fn blocked_on(&self) -> Option<&BlockedOn> {
+        self.blocked.as_ref()
+    }
+
+    fn label(&self) -> String {
+        match &self.name {
+            Some(name) => format!("\"{name}\" ({:?})", self.id),
+            None => format!("{:?}", self.id),
+        }
+    }
+}
+
+/// What every thread that uses monitors was doing; its `Display` is a
+/// thread dump.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    threads: Vec<ThreadDump>,
+}
+
+impl Snapshot {
+    /// Every thread that uses monitors.
+    pub fn threads(&self) -> &[ThreadDump] {
+        &self.threads
+    }
+
+    /// The calling thread's entry, if it uses monitors.
+    pub fn current_thread(&self) -> Option<&ThreadDump> {
+        let me = std::thread::current().id();
+        self.threads.iter().find(|thread| thread.id == me)
+    }
+
+    /// The cycles of entering threads in this snapshot, each starting at the
+    /// thread with the lowest index (so each cycle once).
+    fn cycles(&self) -> Vec<Vec<usize>> {
+        let next = |i: usize| -> Option<usize> {
+            let blocked = self.threads[i].blocked.as_ref()?;
+            if blocked.kind != BlockKind::Entering {
+                return None;
+            }
+            let owner = blocked.owner?;
+            self.threads
+                .iter()
+                .position(|t| t.id == owner && t.id != self.threads[i].id)
+        };
+        let mut cycles = Vec::new();
+        for start in 0..self.threads.len() {
+            let mut path = vec![start];
+            let mut at = start;
+            while let Some(n) = next(at) {
+                if n == start {
+                    if path.iter().all(|&i| i >= start) {
+                        cycles.push(path.clone());
+                    }
+                    break;
+                }
+                if path.contains(&n) || path.len() > self.threads.len() {
+                    break;
+                }
+                path.push(n);
+                at = n;
+            }
+        }
+        cycles
+    }
+}
+
+/// A cycle of threads each blocked entering a monitor the next one owns:
+/// none of them can go on. Its `Display` names the threads and monitors.
+#[derive(Clone, Debug)]
+pub struct Deadlock {
+    threads: Vec<ThreadDump>,
+}
+
+impl Deadlock {
+    /// The threads of the cycle, each waiting for a monitor that the next
+    /// one (the first, after the last) holds.
+    pub fn threads(&self) -> &[ThreadDump] {
+        &self.threads
+    }
+}
+
+/// Reads the threads that use monitors.
+pub fn snapshot() -> Snapshot {
+    let keys = crate::keyed::keys_by_word();
+    let now = Instant::now();
+    let mut threads = Vec::new();
+    for ee in all_envs() {
+        let observed = ee.diag.observe(|word| {
+            // SAFETY: `observe` calls this under the lock that keeps the
+            // blocked word alive (the blocked thread borrows it until it
+            // clears its state under that lock).
+            unsafe { owner_of(&*(word as *const MultiUseWord)) }
+        });
+        let Some(observed) = observed else { continue };
+        let mut holds: Vec<HeldMonitor> = Vec::new();
+        for word in observed.held {
+            // A wait releases the monitor it waits on.
+            if observed
+                .blocked
+                .is_some_and(|blocked| blocked.waiting && blocked.word == word)
+            {
+                continue;
+            }
+            match holds.iter_mut().find(|held| held.monitor == word) {
+                Some(held) => held.depth += 1,
+                None => holds.push(HeldMonitor {
+                    monitor: word,
+                    depth: 1,
+                    key: keys.get(&word).copied(),
+                }),
+            }
+        }
+        threads.push(ThreadDump {
+            id: observed.thread.id,
+            name: observed.thread.name,
+            exited: observed.thread.exited,
+            holds,
+            holds_unlisted: observed.held_more,
+            blocked: observed.blocked.map(|blocked| BlockedOn {
+                monitor: blocked.word,
+                kind: if blocked.waiting {
+                    BlockKind::Waiting
+                } else {
+                    BlockKind::Entering
+                },
+                for_: now.saturating_duration_since(blocked.since),
+                owner: None,
+                key: keys.get(&blocked.word).copied(),
+                episode: blocked.episode,
+                owner_ee: observed.blocked_owner,
+            }),
+            ee: ee.as_owner(),
+        });
+    }
+    let ids: Vec<(usize, ThreadId)> = threads.iter().map(|t| (t.ee, t.id)).collect();
+    for thread in &mut threads {
+        if let Some(blocked) = &mut thread.blocked {
+            blocked.owner = blocked
+                .owner_ee
+                .and_then(|ee| ids.iter().find(|(e, _)| *e == ee).map(|&(_, id)| id));
+        }
+    }
+    Snapshot { threads }
+}
+
+/// The cycles of threads blocked entering monitors held by each other, each
+/// once. A cycle is reported only if two snapshots in a row see every
+/// thread of it in the same blocking episode (so it was blocked all the
+/// time in between, and owned what it owned: a deadlock, not a passing
+/// state); threads that wait for a notification are never part of one.
+pub fn deadlocks() -> Vec<Deadlock> {
+    let first = snapshot();
+    let cycles = first.cycles();
+    if cycles.is_empty() {
+        return Vec::new();
+    }
+    let second = snapshot();
+    cycles
+        .into_iter()
+        .filter(|cycle| {
+            cycle.iter().all(|&i| {
+                let before = &first.threads[i];
+                second.threads.iter().any(|after| {
+                    after.id == before.id
+                        && after
+                            .blocked
+                            .as_ref()
+                            .map(|b| (b.monitor, b.episode, b.owner))
+                            == before
+                                .blocked
+                                .as_ref()
+                                .map(|b| (b.monitor, b.episode, b.owner))
+                })
+            })
+        })
+        .map(|cycle| Deadlock {
+            threads: cycle.iter().map(|&i| first.threads[i].clone()).collect(),
+        })
+        .collect()
+}
+
+/// The EE address (a lock record's owner) of the thread that owns `word`,
+/// if it can be read without taking the meta-lock: a BUSY word is in the
+/// middle of an operation, and is read again a few times.
+fn owner_of(word: &MultiUseWord) -> Option<usize> {
+    for _ in 0..64 {
+        // Acquire pairs with the Release of whatever wrote the word, so the
+        // record it points at is initialised.
+        let bits = word.word.load(Ordering::Acquire);
+        match state(bits) {
+            // SAFETY: a LOCKED word points at a live record (records are
+            // never freed).
+            LOCKED => return Some(unsafe { (*record_of(bits)).owner() }),
+            BUSY => std::thread::yield_now(),
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn monitor_label(monitor: usize, key: Option<usize>) -> String {
+    match key {
+        Some(key) => format!("<{monitor:#x}> (keyed, value at {key:#x})"),
+        None => format!("<{monitor:#x}>"),
+    }
+}
+
+fn owner_label(owner: Option<ThreadId>, threads: &[ThreadDump]) -> String {
+    match owner.and_then(|id| threads.iter().find(|t| t.id == id)) {
+        Some(thread) => format!(", owned by {}", thread.label()),
+        None => String::new(),
+    }
+}
+
+impl ThreadDump {
+    fn write(&self, f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Result {
+        let exited = if self.exited { " (exited)" } else { "" };
+        writeln!(f, "{}{exited}", self.label())?;
+        if let Some(blocked) = &self.blocked {
+            let what = match blocked.kind {
+                BlockKind::Entering => "entering",
+                BlockKind::Waiting => "waiting on",
+            };
+            writeln!(
+                f,
+                "    - {what} {} for {:?}{}",
+                monitor_label(blocked.monitor, blocked.key),
+                blocked.for_,
+                owner_label(blocked.owner, threads),
+            )?;
+        }
+        for held in &self.holds {
+            writeln!(
+                f,
+                "    - holds {} (depth {})",
+                monitor_label(held.monitor, held.key),
+                held.depth
+            )?;
+        }
+        if self.holds_unlisted > 0 {
+            writeln!(f, "    - holds {} more", self.holds_unlisted)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "metalock thread dump: {} thread(s) using monitors",
+            self.threads.len()
+        )?;
+        for thread in &self.threads {
+            writeln!(f)?;
+            thread.write(f, &self.threads)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Deadlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Found one metalock deadlock ({} threads):",
+            self.threads.len()
+        )?;
+        for (i, thread) in self.threads.iter().enumerate() {
+            let next = &self.threads[(i + 1) % self.threads.len()];
+            let Some(blocked) = &thread.blocked else {
+                continue;
+            };
+            writeln!(
+                f,
+                "  {} waits to enter {}, held by {}",
+                thread.label(),
+                monitor_label(blocked.monitor, blocked.key),
+                next.label(),
+            )?;
+        }
+        Ok(())
+    }
+}

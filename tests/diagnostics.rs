@@ -1,0 +1,161 @@
+//! The thread dump and deadlock detection (feature `diagnostics`): a
+//! 3-thread lock-order cycle is found exactly once, a thread waiting for a
+//! notification is never part of a deadlock, and the dump lists held
+//! monitors with their depths and who blocks on what.
+//!
+//! The deadlocked threads never end (they are left blocked when the test
+//! binary exits), so every check on `deadlocks()` is in one test.
+
+use std::sync::Barrier;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use metalock::diagnostics::{self, BlockKind};
+use metalock::{MultiUseWord, Synchronized};
+
+/// How long a test polls for a state the threads reach at once; reaching it
+/// means the detector missed it.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn address(word: &MultiUseWord) -> usize {
+    word as *const MultiUseWord as usize
+}
+
+fn leak<T>(value: T) -> &'static T {
+    Box::leak(Box::new(value))
+}
+
+#[test]
+fn a_three_thread_cycle_is_found_once_and_waiters_never() {
+    // The cycle: thread i holds words[i] and enters words[i + 1].
+    let words: &'static [MultiUseWord; 3] = leak([(); 3].map(|()| MultiUseWord::new()));
+    let barrier = leak(Barrier::new(3));
+    for i in 0..3 {
+        thread::Builder::new()
+            .name(format!("cycle-{i}"))
+            .spawn(move || {
+                let _first = words[i].lock();
+                barrier.wait();
+                let _second = words[(i + 1) % 3].lock();
+                unreachable!("a deadlocked thread went on");
+            })
+            .unwrap();
+    }
+    // Not a deadlock: D holds `held` and waits for a notification on
+    // `waited`; E enters `held`, owned by D, and blocks: D can still be
+    // notified, so E is not stuck for good.
+    let held = leak(MultiUseWord::new());
+    let waited = leak(Synchronized::new(false));
+    let d = thread::Builder::new()
+        .name("waiter-d".into())
+        .spawn(move || {
+            let _held = held.lock();
+            let mut go = waited.lock();
+            go.wait_while(|go| !*go);
+        })
+        .unwrap();
+    let started = Instant::now();
+    // E starts once D holds `held`.
+    while !held.is_locked() {
+        thread::yield_now();
+    }
+    let e = thread::Builder::new()
+        .name("enterer-e".into())
+        .spawn(move || drop(held.lock()))
+        .unwrap();
+
+    // Wait until the dump shows everybody blocked.
+    let dump = loop {
+        let dump = diagnostics::snapshot();
+        let blocked = |name: &str, kind| {
+            dump.threads()
+                .iter()
+                .any(|t| t.name() == Some(name) && t.blocked_on().is_some_and(|b| b.kind == kind))
+        };
+        if (0..3).all(|i| blocked(&format!("cycle-{i}"), BlockKind::Entering))
+            && blocked("waiter-d", BlockKind::Waiting)
+            && blocked("enterer-e", BlockKind::Entering)
+        {
+            break dump;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "threads never blocked:\n{dump}"
+        );
+        thread::sleep(Duration::from_millis(1));
+    };
+    println!("{dump}");
+    let named = |name: &str| {
+        dump.threads()
+            .iter()
+            .find(|t| t.name() == Some(name))
+            .unwrap()
+    };
+    // E is entering the word D holds, and the dump says so.
+    let d_dump = named("waiter-d");
+    let e_blocked = named("enterer-e").blocked_on().unwrap();
+    assert_eq!(e_blocked.monitor, address(held));
+    assert_eq!(e_blocked.owner, Some(d_dump.id()));
+    assert!(
+        d_dump
+            .holds()
+            .iter()
+            .any(|h| h.monitor == address(held) && h.depth == 1)
+    );
+
+    let deadlocks = diagnostics::deadlocks();
+    assert_eq!(deadlocks.len(), 1, "exactly one cycle: {deadlocks:?}");
+    let cycle = deadlocks[0].threads();
+    assert_eq!(cycle.len(), 3);
+    for (i, thread) in cycle.iter().enumerate() {
+        assert!(thread.name().unwrap().starts_with("cycle-"));
+        let next = &cycle[(i + 1) % 3];
+        let blocked = thread.blocked_on().unwrap();
+        assert_eq!(blocked.kind, BlockKind::Entering);
+        assert_eq!(blocked.owner, Some(next.id()));
+        assert!(next.holds().iter().any(|h| h.monitor == blocked.monitor));
+    }
+    let text = deadlocks[0].to_string();
+    println!("{text}");
+    assert!(text.starts_with("Found one metalock deadlock (3 threads)"));
+    assert_eq!(text.matches("waits to enter").count(), 3);
+
+    // Release D, then E gets `held`: neither was ever reported.
+    {
+        let mut go = waited.lock();
+        *go = true;
+        go.notify_all();
+    }
+    d.join().unwrap();
+    e.join().unwrap();
+    assert_eq!(diagnostics::deadlocks().len(), 1, "still only the cycle");
+}
+
+#[test]
+fn the_dump_lists_what_a_thread_holds() {
+    let a = MultiUseWord::new();
+    let b = Synchronized::new(0);
+    let value = String::from("keyed");
+    let outer = a.lock();
+    let inner = a.lock();
+    let sync = b.lock();
+    let keyed = metalock::lock(&value);
+    let dump = diagnostics::snapshot();
+    let me = dump.current_thread().expect("this thread uses monitors");
+    assert!(me.blocked_on().is_none());
+    let holds = me.holds();
+    assert_eq!(holds.len(), 3, "{dump}");
+    assert_eq!((holds[0].monitor, holds[0].depth), (address(&a), 2));
+    assert_eq!(holds[1].depth, 1);
+    assert_eq!(holds[2].key, Some(&value as *const String as usize));
+    assert!(dump.to_string().contains("(depth 2)"));
+    drop(keyed);
+    drop(inner);
+    sync.unlock_fair();
+    drop(outer);
+    let dump = diagnostics::snapshot();
+    assert!(
+        dump.current_thread().is_none_or(|me| me.holds().is_empty()),
+        "{dump}"
+    );
+}
