@@ -5,13 +5,23 @@
 //!   target that has one.
 //! - `cfg(metalock_asm_swap)`: the swap-only backend has an inline-assembly
 //!   swap for this architecture.
+//! - `cfg(metalock_model)`: a model checker's build, `--cfg loom` or the
+//!   `shuttle` feature: the primitives are the checker's (`src/primitive.rs`
+//!   picks which), and whatever must not outlive one model execution does
+//!   not.
 
 use std::env;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(metalock_swap_only)");
     println!("cargo::rustc-check-cfg=cfg(metalock_asm_swap)");
+    println!("cargo::rustc-check-cfg=cfg(metalock_model)");
     println!("cargo::rerun-if-changed=build.rs");
+
+    let loom = env::var_os("CARGO_CFG_LOOM").is_some();
+    if loom || env::var_os("CARGO_FEATURE_SHUTTLE").is_some() {
+        println!("cargo::rustc-cfg=metalock_model");
+    }
 
     let list = |name: &str| env::var(name).unwrap_or_default();
     let has_ptr_cas = list("CARGO_CFG_TARGET_HAS_ATOMIC")

@@ -146,7 +146,7 @@ pub struct MonitorGuard<'a> {
 impl<'a> MonitorGuard<'a> {
     #[inline(always)]
     pub(crate) fn new(word: &'a MultiUseWord, record: &'static LockRecord) -> Self {
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(word, record, true);
         Self {
             word,
@@ -312,7 +312,7 @@ impl<'a> MonitorGuard<'a> {
     #[inline]
     pub fn unlock_fair(self) {
         let this = core::mem::ManuallyDrop::new(self);
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(this.word, this.record, false);
         this.word.exit::<true>(this.record);
     }
@@ -336,13 +336,13 @@ impl<'a> MonitorGuard<'a> {
                     sys::abort_with(UNLOCKED_LEFT_HELD);
                 }
                 guard.record = guard.word.enter::<false>(ExecEnv::current());
-                #[cfg(all(feature = "diagnostics", not(loom)))]
+                #[cfg(all(feature = "diagnostics", not(metalock_model)))]
                 note_held(guard.word, guard.record, true);
             }
         }
 
         debug_assert_eq!(self.depth(), 1);
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(self.word, self.record, false);
         if fair {
             self.word.exit::<true>(self.record);
@@ -426,7 +426,7 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
     let mut woken = false;
     while condition(guard.__target()) {
         if woken {
-            #[cfg(all(feature = "stats", not(loom)))]
+            #[cfg(all(feature = "stats", not(metalock_model)))]
             {
                 let record = guard.__monitor_guard().0.record;
                 // SAFETY: the guard's record belongs to the calling thread.
@@ -495,7 +495,7 @@ impl AsMonitorGuard for MonitorGuard<'_> {
 impl Drop for MonitorGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(self.word, self.record, false);
         self.word.exit::<false>(self.record);
     }
@@ -503,7 +503,7 @@ impl Drop for MonitorGuard<'_> {
 
 /// Records in the calling thread's diagnostic list that a guard now holds
 /// (`held`) or no longer holds one level of `word`.
-#[cfg(all(feature = "diagnostics", not(loom)))]
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 #[inline(always)]
 pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
     // SAFETY: guards live on their owner's thread: the record's owner is
@@ -578,7 +578,7 @@ impl Monitor for MultiUseWord {
     }
 }
 
-#[cfg(all(test, feature = "std", not(loom)))]
+#[cfg(all(test, feature = "std", not(metalock_model)))]
 mod tests {
     use super::*;
     use std::panic::{AssertUnwindSafe, catch_unwind};

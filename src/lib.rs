@@ -63,7 +63,11 @@
 //!   comparisons.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![cfg_attr(
-    all(target_arch = "sparc", metalock_asm_swap, not(any(loom, miri))),
+    all(
+        target_arch = "sparc",
+        metalock_asm_swap,
+        not(any(metalock_model, miri))
+    ),
     feature(asm_experimental_arch)
 )]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -77,7 +81,7 @@ macro_rules! count {
         count!($ee, $field, 1)
     };
     ($ee:expr, $field:ident, $n:expr) => {
-        #[cfg(all(feature = "stats", not(loom)))]
+        #[cfg(all(feature = "stats", not(metalock_model)))]
         $crate::exec_env::counters::add(&$ee.stats.$field, $n);
     };
 }
@@ -87,11 +91,11 @@ macro_rules! count {
 macro_rules! const_unless_loom {
     ($(#[$attr:meta])* $vis:vis fn $name:ident($($args:tt)*) -> $ret:ty $body:block) => {
         $(#[$attr])*
-        #[cfg(not(loom))]
+        #[cfg(not(metalock_model))]
         $vis const fn $name($($args)*) -> $ret $body
 
         $(#[$attr])*
-        #[cfg(loom)]
+        #[cfg(metalock_model)]
         $vis fn $name($($args)*) -> $ret $body
     };
 }
@@ -111,7 +115,7 @@ macro_rules! const_unless_loom {
 //    `stats`, `platform`.
 mod arch;
 mod condition;
-#[cfg(all(feature = "diagnostics", not(loom)))]
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub mod diagnostics;
 mod exec_env;
 mod guard;
@@ -124,9 +128,9 @@ mod meta_lock;
 mod monitor;
 mod payload;
 mod primitive;
-#[cfg(all(feature = "lock_api", not(loom)))]
+#[cfg(all(feature = "lock_api", not(metalock_model)))]
 mod raw;
-#[cfg(all(feature = "stats", not(loom)))]
+#[cfg(all(feature = "stats", not(metalock_model)))]
 pub mod stats;
 pub mod synchronized;
 mod sys;
@@ -143,7 +147,7 @@ pub mod platform {
     //! configuring; with `default-features = false` a user registers a
     //! `&'static dyn Platform` once with `set_platform` before the first lock,
     //! and calls `release_current_thread` from each thread's exit path.
-    #[cfg(all(not(feature = "std"), not(loom)))]
+    #[cfg(all(not(feature = "std"), not(metalock_model)))]
     pub use crate::exec_env::release_current_thread;
     #[cfg(feature = "std")]
     pub use crate::sys::StdPlatform;
@@ -162,7 +166,7 @@ pub use keyed::{
     KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, synchronized, try_lock,
     try_lock_for,
 };
-#[cfg(all(feature = "lock_api", not(loom)))]
+#[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};
 pub use synchronized::{
     ArcSynchronizedGuard, MappedSynchronizedGuard, Synchronized, SynchronizedGuard,

@@ -172,7 +172,7 @@ impl MetaLock<'_> {
 
 impl MetaLock<'_> {
     /// The holder's execution environment, for its event counters.
-    #[cfg(all(feature = "stats", not(loom)))]
+    #[cfg(all(feature = "stats", not(metalock_model)))]
     #[inline]
     pub(crate) fn ee(&self) -> &ExecEnv {
         self.ee
@@ -316,7 +316,7 @@ impl MultiUseWord {
         held
     }
 
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[cold]
     fn get_meta_lock_contended(&self) -> usize {
         let platform = crate::sys::get();
@@ -338,7 +338,7 @@ impl MultiUseWord {
 
     /// Under loom a retry waits for a release instead of polling (see
     /// `primitive::releases`).
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     #[cold]
     fn get_meta_lock_contended(&self) -> usize {
         crate::primitive::releases::retry_after_release(|| {
@@ -358,19 +358,19 @@ impl MetaLock<'_> {
         let _ = self.ee;
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
-        #[cfg(loom)]
+        #[cfg(metalock_model)]
         crate::primitive::releases::released();
         core::mem::forget(self);
     }
 }
 
 /// Failed test-and-set rounds that yield before the back-off starts sleeping.
-#[cfg(all(metalock_swap_only, not(loom)))]
+#[cfg(all(metalock_swap_only, not(metalock_model)))]
 const YIELD_ROUNDS: u32 = 4;
 
 /// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
 /// timed wait on a private address that nobody wakes.
-#[cfg(all(metalock_swap_only, not(loom)))]
+#[cfg(all(metalock_swap_only, not(metalock_model)))]
 fn sleep(platform: crate::sys::Fenced, step: u32) {
     let micros = 10_u64 << step.min(7);
     let now = platform.now();

@@ -1,31 +1,41 @@
 //! The one place where the crate picks its concurrency primitives.
 //!
 //! Everything in `src/` takes atomics, cells, thread-locals and blocking from
-//! here. Under `--cfg loom` they come from [loom], so the crate's own models and
-//! the models of users who embed a `MultiUseWord` see every interleaving; in a
-//! normal build they are the `core` atomics, a zero-cost `UnsafeCell` wrapper
-//! with loom's closure API, and a parker built on the platform's
-//! wait-on-address primitive.
+//! here. Under `--cfg loom` they come from [loom], and with the `shuttle`
+//! feature from [shuttle] (both are `cfg(metalock_model)`), so the crate's
+//! own models and the models of users who embed a `MultiUseWord` see every
+//! interleaving the checker explores; in a normal build they are the `core`
+//! atomics, a zero-cost `UnsafeCell` wrapper with loom's closure API, and a
+//! parker built on the platform's wait-on-address primitive.
 //!
 //! [loom]: https://docs.rs/loom
+//! [shuttle]: https://docs.rs/shuttle
 
-#[cfg(all(loom, not(metalock_swap_only)))]
-pub(crate) use loom::sync::atomic::AtomicBool;
+/// The model checker of a `metalock_model` build.
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom as model;
+#[cfg(all(metalock_model, not(loom)))]
+use shuttle as model;
 
-#[cfg(all(not(loom), not(metalock_swap_only)))]
+#[cfg(all(metalock_model, not(metalock_swap_only)))]
+pub(crate) use model::sync::atomic::AtomicBool;
+#[cfg(metalock_model)]
+pub(crate) use model::sync::atomic::{AtomicUsize, Ordering};
+
+#[cfg(all(not(metalock_model), not(metalock_swap_only)))]
 pub(crate) use core::sync::atomic::AtomicBool;
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 pub(crate) use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
+/// Loom checks every access to a cell; shuttle has no cells of its own, and
+/// takes the `core` wrapper below.
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
-#[cfg(all(loom, feature = "std"))]
-pub(crate) use loom::thread_local;
+#[cfg(metalock_model)]
+pub(crate) use model::{lazy_static, thread_local};
 
-#[cfg(all(not(loom), feature = "std"))]
+#[cfg(all(not(metalock_model), feature = "std"))]
 pub(crate) use std::thread_local;
 
 /// `core::cell::UnsafeCell` with loom's access API, so that code written
@@ -61,7 +71,7 @@ impl<T: ?Sized> UnsafeCell<T> {
 }
 
 /// Offers the processor to another thread.
-#[cfg(all(metalock_swap_only, not(loom)))]
+#[cfg(all(metalock_swap_only, not(metalock_model)))]
 pub(crate) fn yield_now() {
     crate::sys::get().yield_now();
 }
@@ -73,16 +83,16 @@ pub(crate) fn yield_now() {
 /// release matter, and these the model still explores in every order; a
 /// spinning retry loop instead gives loom infinitely long schedules (a
 /// retrier scheduled again and again while the holder never runs).
-#[cfg(all(loom, metalock_swap_only))]
+#[cfg(all(metalock_model, metalock_swap_only))]
 pub(crate) mod releases {
-    use loom::sync::{Condvar, Mutex};
+    use super::model::sync::{Condvar, Mutex};
 
     struct Releases {
         count: Mutex<u64>,
         released: Condvar,
     }
 
-    loom::lazy_static! {
+    super::lazy_static! {
         static ref RELEASES: Releases = Releases {
             count: Mutex::new(0),
             released: Condvar::new(),
@@ -148,7 +158,7 @@ impl SpinWait {
     /// Waits one round; `false` once the budget is spent.
     #[inline]
     pub(crate) fn spin(&mut self) -> bool {
-        if cfg!(loom) || self.round >= self.limit {
+        if cfg!(metalock_model) || self.round >= self.limit {
             return false;
         }
         self.round += 1;
@@ -157,7 +167,7 @@ impl SpinWait {
                 core::hint::spin_loop();
             }
         } else {
-            #[cfg(not(loom))]
+            #[cfg(not(metalock_model))]
             crate::sys::get().yield_now();
         }
         true
@@ -172,7 +182,7 @@ impl SpinWait {
 #[cfg(not(metalock_swap_only))]
 #[inline]
 pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
-    if !cfg!(loom) {
+    if !cfg!(metalock_model) {
         for _ in 0..BRIEF_SPINS {
             if done() {
                 return true;
@@ -194,7 +204,7 @@ pub(crate) use sys_mutex::SysMutex;
 /// environments and donated lock records (taken when a thread starts, exits
 /// or refills its free list) and the locks of condition variables. Never
 /// taken while a meta-lock is held.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 mod sys_mutex {
     use super::{AtomicU32, Ordering};
     use crate::arch::swap_u32;
@@ -266,17 +276,19 @@ mod sys_mutex {
     }
 }
 
-/// Under loom, loom's mutex, so that the models see every interleaving of
-/// the locks the crate takes.
-#[cfg(loom)]
+/// In a model build, the checker's mutex, so that the models see every
+/// interleaving of the locks the crate takes.
+#[cfg(metalock_model)]
 mod sys_mutex {
-    /// A lock around `T` (see the non-loom version).
+    use super::model::sync::Mutex;
+
+    /// A lock around `T` (see the version of normal builds).
     #[derive(Debug)]
-    pub(crate) struct SysMutex<T>(loom::sync::Mutex<T>);
+    pub(crate) struct SysMutex<T>(Mutex<T>);
 
     impl<T> SysMutex<T> {
         pub(crate) fn new(data: T) -> Self {
-            Self(loom::sync::Mutex::new(data))
+            Self(Mutex::new(data))
         }
 
         pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
@@ -294,7 +306,7 @@ pub(crate) use parker::Parker;
 /// also return spuriously, so every caller parks in a loop that re-checks its
 /// own condition: this is what makes a stale `unpark` (aimed at a thread that
 /// has moved on) harmless.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 mod parker {
     use super::{AtomicU32, Ordering};
     use crate::arch::swap_u32;
@@ -358,13 +370,13 @@ mod parker {
     }
 }
 
-#[cfg(loom)]
+#[cfg(metalock_model)]
 mod parker {
+    use super::model::sync::{Condvar, Mutex};
     use crate::sys::Instant;
-    use loom::sync::{Condvar, Mutex};
 
-    /// Under loom the token lives in a loom mutex with a condition variable,
-    /// whose semantics loom models exactly (its thread park does not keep a
+    /// In a model build the token lives in the checker's mutex with a
+    /// condition variable, whose semantics it models exactly (its thread park does not keep a
     /// token for a thread that is blocked elsewhere). A timed park models the
     /// timeout firing at the worst moment: it never blocks and reports a
     /// timeout unless the token is there.

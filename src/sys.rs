@@ -403,19 +403,19 @@ fn abort_on_unwind<R>(f: impl FnOnce() -> R) -> R {
 pub(crate) struct Fenced(&'static dyn Platform);
 
 impl Fenced {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn wait(self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         abort_on_unwind(|| self.0.wait(word, expected, deadline))
     }
 
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn wake(self, word: &AtomicU32) {
         abort_on_unwind(|| self.0.wake(word))
     }
 
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn yield_now(self) {
         abort_on_unwind(|| self.0.yield_now())

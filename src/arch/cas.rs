@@ -12,13 +12,13 @@ use crate::primitive::{AtomicUsize, Ordering};
 pub(crate) struct Word(AtomicUsize);
 
 impl Word {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) const fn new(bits: usize) -> Self {
         Self(AtomicUsize::new(bits))
     }
 
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     pub(crate) fn new(bits: usize) -> Self {
         Self(AtomicUsize::new(bits))
     }
@@ -52,7 +52,7 @@ impl Word {
 
 /// An atomic swap on a 32-bit cell.
 /// Not under loom, whose models use loom's own primitives instead.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[inline(always)]
 pub(crate) fn swap_u32(cell: &core::sync::atomic::AtomicU32, value: u32, order: Ordering) -> u32 {
     cell.swap(value, order)

@@ -21,12 +21,12 @@
 mod cas;
 #[cfg(not(metalock_swap_only))]
 pub(crate) use cas::Word;
-#[cfg(all(not(metalock_swap_only), not(loom)))]
+#[cfg(all(not(metalock_swap_only), not(metalock_model)))]
 pub(crate) use cas::swap_u32;
 
 #[cfg(metalock_swap_only)]
 mod swap_only;
 #[cfg(metalock_swap_only)]
 pub(crate) use swap_only::Word;
-#[cfg(all(metalock_swap_only, not(loom)))]
+#[cfg(all(metalock_swap_only, not(metalock_model)))]
 pub(crate) use swap_only::swap_u32;

@@ -1,22 +1,22 @@
 //! How a thread finds its execution environment: `std` thread-locals, loom's
 //! thread-locals, or the slot a `no_std` platform provides.
 
-#[cfg(all(feature = "std", not(loom)))]
+#[cfg(all(feature = "std", not(metalock_model)))]
 pub(super) use std_threads::{current, current_if_bound, unbind};
 
-#[cfg(loom)]
+#[cfg(metalock_model)]
 pub(super) use loom_threads::{current, current_if_bound};
 
-#[cfg(all(not(feature = "std"), not(loom)))]
+#[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub use platform_threads::release_current_thread;
-#[cfg(all(not(feature = "std"), not(loom)))]
+#[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub(super) use platform_threads::{current, current_if_bound, unbind};
 
 /// Binding of EEs to `std` threads through two thread-locals: a plain cell
 /// for the hot path (no destructor, so it can be read at any point of the
 /// thread's life, including other thread-locals' destructors) and a guard
 /// whose destructor is the thread's exit cleanup.
-#[cfg(all(feature = "std", not(loom)))]
+#[cfg(all(feature = "std", not(metalock_model)))]
 mod std_threads {
     use super::super::{ExecEnv, global};
     use core::cell::Cell;
@@ -95,7 +95,7 @@ mod std_threads {
 /// Under loom every model thread gets a fresh EE, freed after the execution
 /// (see `global`): loom's objects belong to one execution and must not
 /// outlive it in a pool. Nothing is ever detached.
-#[cfg(loom)]
+#[cfg(metalock_model)]
 mod loom_threads {
     use super::super::{ExecEnv, global};
 
@@ -115,7 +115,7 @@ mod loom_threads {
 /// Without `std`, the platform keeps each thread's EE in the slot it
 /// provides, and tells the crate when a thread exits
 /// (`release_current_thread`).
-#[cfg(all(not(feature = "std"), not(loom)))]
+#[cfg(all(not(feature = "std"), not(metalock_model)))]
 mod platform_threads {
     use super::super::{ExecEnv, global};
     use core::sync::atomic::{AtomicUsize, Ordering};

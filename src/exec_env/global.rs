@@ -16,7 +16,7 @@ use crossbeam_utils::CachePadded;
 
 use super::ExecEnv;
 use crate::lock_record::LockRecord;
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 use crate::primitive::SysMutex;
 
 /// Lock records taken from the global allocator (paper 000, Table 2).
@@ -55,12 +55,12 @@ fn new_records(owner: usize, n: usize) -> *mut LockRecord {
     ) as *mut LockRecord
 }
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 pub(super) use pools::{
     acquire_env, allocate_records, donate_records, push_env, take_donated_records,
 };
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 mod pools {
     use super::*;
     use core::ptr;
@@ -228,16 +228,16 @@ mod pools {
     pub(crate) use all::all_envs;
 }
 
-#[cfg(all(not(loom), any(feature = "stats", feature = "diagnostics")))]
+#[cfg(all(not(metalock_model), any(feature = "stats", feature = "diagnostics")))]
 pub(crate) use pools::all_envs;
 
-#[cfg(loom)]
+#[cfg(metalock_model)]
 pub(super) use registry::{allocate_env, allocate_records};
 
 /// Under loom, the EEs and records of one model execution, freed once the
 /// next execution starts (by then every thread of the previous one has
 /// finished, even one a model did not join).
-#[cfg(loom)]
+#[cfg(metalock_model)]
 mod registry {
     use super::*;
     use std::sync::Mutex;
@@ -297,7 +297,7 @@ mod registry {
         }
     }
 
-    loom::lazy_static! {
+    crate::primitive::lazy_static! {
         static ref REGISTRY: Registry = Registry::new();
     }
 

@@ -35,9 +35,9 @@
 //! records still out stay behind.
 
 mod binding;
-#[cfg(all(feature = "stats", not(loom)))]
+#[cfg(all(feature = "stats", not(metalock_model)))]
 pub(crate) mod counters;
-#[cfg(all(feature = "diagnostics", not(loom)))]
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) mod diag;
 mod free_list;
 mod global;
@@ -78,10 +78,10 @@ use crate::primitive::{AtomicUsize, Parker, UnsafeCell};
 use crate::word::BUSY;
 use crate::word::POINTER_MASK;
 
-#[cfg(all(not(feature = "std"), not(loom)))]
+#[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub use binding::release_current_thread;
 pub use free_list::lock_records_allocated;
-#[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
+#[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
 pub(crate) use global::all_envs;
 #[cfg(feature = "__test-hooks")]
 pub use global::exec_envs_allocated;
@@ -163,17 +163,17 @@ pub(crate) struct ExecEnv {
     #[cfg(feature = "__test-hooks")]
     pub(crate) in_meta_lock_seam: UnsafeCell<bool>,
     /// This thread's event counters (feature `stats`).
-    #[cfg(all(feature = "stats", not(loom)))]
+    #[cfg(all(feature = "stats", not(metalock_model)))]
     pub(crate) stats: counters::ThreadStats,
     /// What the thread does with monitors (feature `diagnostics`).
-    #[cfg(all(feature = "diagnostics", not(loom)))]
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) diag: diag::Diag,
     /// The next EE in the list of all EEs, set once before this one is
     /// published there and never changed.
-    #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
+    #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
     all_next: core::sync::atomic::AtomicPtr<ExecEnv>,
     /// Link in the pool of EEs whose threads exited (under the global lock).
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     pool_next: UnsafeCell<*const ExecEnv>,
 }
 
@@ -207,13 +207,13 @@ impl ExecEnv {
             next_batch: UnsafeCell::new(free_list::FIRST_BATCH),
             #[cfg(feature = "__test-hooks")]
             in_meta_lock_seam: UnsafeCell::new(false),
-            #[cfg(all(feature = "stats", not(loom)))]
+            #[cfg(all(feature = "stats", not(metalock_model)))]
             stats: counters::ThreadStats::new(),
-            #[cfg(all(feature = "diagnostics", not(loom)))]
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
             diag: diag::Diag::new(),
-            #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(loom)))]
+            #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
             all_next: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-            #[cfg(not(loom))]
+            #[cfg(not(metalock_model))]
             pool_next: UnsafeCell::new(core::ptr::null()),
         }
     }
@@ -304,7 +304,7 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE.
-    #[cfg(all(not(feature = "std"), not(loom)))]
+    #[cfg(all(not(feature = "std"), not(metalock_model)))]
     unsafe fn is_detached(&self) -> bool {
         // SAFETY: thread-owned field (caller's contract).
         self.records_out.with(|n| unsafe { *n }) >= DETACHED
@@ -316,7 +316,7 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE, not yet detached.
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     unsafe fn detach(&self, donate: bool) {
         // SAFETY: thread-owned fields (caller's contract).
         unsafe {
@@ -350,7 +350,7 @@ impl ExecEnv {
     /// `self` is the calling thread's EE, detached, with no record out.
     #[cold]
     pub(crate) unsafe fn release_detached(&'static self) {
-        #[cfg(not(loom))]
+        #[cfg(not(metalock_model))]
         {
             // SAFETY: thread-owned field (caller's contract).
             self.records_out.with_mut(|n| unsafe {
@@ -361,7 +361,7 @@ impl ExecEnv {
             // SAFETY: unbound above and idle: it belongs to no thread.
             unsafe { global::push_env(self) };
         }
-        #[cfg(loom)]
+        #[cfg(metalock_model)]
         unreachable!("metalock: an EE is never detached under loom");
     }
 }

@@ -15,27 +15,27 @@
 //! the table among them, are gone before a model's main thread runs its
 //! thread-local destructors, where a cache would give its references back).
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 use alloc::boxed::Box;
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 use core::cell::Cell;
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 use core::ptr;
 use core::ptr::NonNull;
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 use super::table::hash;
 use super::table::table;
 use crate::word::MultiUseWord;
 
 /// Slots per thread: a power of two. Each costs 24 bytes, plus the entry it
 /// keeps alive in the table (24 KiB and at most 1024 entries per thread).
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 const SLOTS: usize = 1024;
 
 /// The slot of `key`: the top bits of its hash, the best mixed (the low
 /// bits of a multiple of an aligned address are fixed).
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[inline(always)]
 fn slot_index(key: usize) -> usize {
     (hash(key) >> (u64::BITS - SLOTS.trailing_zeros())) as usize
@@ -43,7 +43,7 @@ fn slot_index(key: usize) -> usize {
 
 /// One slot: an address, the word of its table entry (null while empty),
 /// and how many guards of this thread came through it.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[derive(Debug)]
 pub(super) struct CacheSlot {
     key: Cell<usize>,
@@ -56,7 +56,7 @@ pub(super) struct CacheSlot {
 /// Invariant: a slot whose `word` is non-null holds one table reference to
 /// the entry of `key`; `pins` counts the live guards that reach `word`
 /// through the slot. Only its thread touches it.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[derive(Debug)]
 struct Cache {
     slots: [CacheSlot; SLOTS],
@@ -64,15 +64,15 @@ struct Cache {
 
 /// `CURRENT` once the thread's cache was given back (its thread-locals are
 /// being destroyed): keyed locks take their own references from then on.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 const RETIRED: *const Cache = ptr::without_provenance(1);
 
 /// Owns the calling thread's cache (null until the first keyed lock); its
 /// destructor, at the thread's exit, gives the references back.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 struct CacheOwner(Cell<*mut Cache>);
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 impl Drop for CacheOwner {
     fn drop(&mut self) {
         let cache = self.0.get();
@@ -106,7 +106,7 @@ impl Drop for CacheOwner {
     }
 }
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 crate::primitive::thread_local! {
     /// The hot path's view of the cache: a plain, const-initialised cell
     /// with no destructor, so reading it is one thread-local load, at any
@@ -118,7 +118,7 @@ crate::primitive::thread_local! {
 
 /// The calling thread's cache, made on its first use; `None` once it was
 /// given back.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[inline(always)]
 fn current() -> Option<&'static Cache> {
     let mut cache = CURRENT.with(Cell::get);
@@ -132,7 +132,7 @@ fn current() -> Option<&'static Cache> {
 
 /// Makes the calling thread's cache and registers its owner, unless the
 /// thread's thread-locals are already being destroyed.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[cold]
 fn attach() -> *const Cache {
     let cache = Box::into_raw(Box::new(Cache {
@@ -161,7 +161,7 @@ fn attach() -> *const Cache {
 /// on the thread that made it.
 #[derive(Debug)]
 pub(super) enum Pin {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     Cached(NonNull<CacheSlot>),
     Owned(usize),
 }
@@ -172,7 +172,7 @@ impl Drop for Pin {
         match *self {
             // SAFETY: the slot is in this thread's cache, which outlives
             // every pin (invariants).
-            #[cfg(not(loom))]
+            #[cfg(not(metalock_model))]
             Pin::Cached(slot) => unsafe {
                 let pins = &slot.as_ref().pins;
                 pins.set(pins.get() - 1);
@@ -186,9 +186,9 @@ impl Drop for Pin {
 /// valid as long as the returned pin lives.
 #[inline]
 pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     let cached: Option<Option<(Pin, NonNull<MultiUseWord>)>> = None;
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     let cached = current().map(|cache| {
         let slot = &cache.slots[slot_index(key)];
         if slot.key.get() != key || slot.word.get().is_null() {
@@ -212,7 +212,7 @@ pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
 
 /// Points an unpinned `slot` at the entry of `key`, giving back the
 /// reference it held.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[cold]
 fn refill(slot: &CacheSlot, key: usize) {
     let word = table().acquire(key);
@@ -226,9 +226,9 @@ fn refill(slot: &CacheSlot, key: usize) {
 /// Runs `f` on the word of `key` if this thread's cache or the table has
 /// one, without making an entry.
 pub(super) fn inspect<R>(key: usize, f: impl FnOnce(&MultiUseWord) -> R) -> Option<R> {
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     let cached: Option<*const MultiUseWord> = None;
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     let cached = {
         let cache = CURRENT.with(Cell::get);
         // SAFETY: as in `current`; a query makes no cache.

@@ -109,7 +109,7 @@ impl core::fmt::Debug for Table {
     }
 }
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 static TABLE: Table = Table {
     shards: [const {
         CachePadded::new(SysMutex::new(Shard {
@@ -119,8 +119,8 @@ static TABLE: Table = Table {
     }; SHARDS],
 };
 
-#[cfg(loom)]
-loom::lazy_static! {
+#[cfg(metalock_model)]
+crate::primitive::lazy_static! {
     static ref TABLE: Table = Table {
         shards: core::array::from_fn(|_| {
             CachePadded::new(SysMutex::new(Shard {

@@ -44,14 +44,14 @@ pub(crate) struct ConditionWord {
 pub(crate) struct BoundElsewhere;
 
 impl ConditionWord {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     pub(crate) const fn new() -> Self {
         Self {
             bound: Word::new(0),
         }
     }
 
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     pub(crate) fn new() -> Self {
         Self {
             bound: Word::new(0),

@@ -248,7 +248,7 @@ impl MultiUseWord {
         ee: &'static ExecEnv,
         deadline: Option<Instant>,
     ) -> Option<&'static LockRecord> {
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         let _blocked = ee.diag.block(self as *const MultiUseWord as usize, false);
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {

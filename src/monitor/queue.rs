@@ -120,7 +120,7 @@ pub(super) unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
     }
     match passed_over.since {
         Some(since) if passed_over.times >= 2 => {
-            cfg!(loom) || sys::get().now().saturating_duration_since(since) >= FAIR_AFTER
+            cfg!(metalock_model) || sys::get().now().saturating_duration_since(since) >= FAIR_AFTER
         }
         _ => false,
     }

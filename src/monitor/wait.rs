@@ -89,7 +89,7 @@ impl MultiUseWord {
         // SAFETY: the record's owner is the calling thread's EE.
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, waits);
-        #[cfg(all(feature = "diagnostics", not(loom)))]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         let _blocked = ee.diag.block(self as *const MultiUseWord as usize, true);
         let key = self.wait_key(set);
         let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {

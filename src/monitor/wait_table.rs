@@ -50,7 +50,7 @@ pub(super) struct Stripe {
 }
 
 impl Stripe {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     const fn new() -> Self {
         Self {
             list: SysMutex::new(WaitList {
@@ -62,7 +62,7 @@ impl Stripe {
         }
     }
 
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     fn new() -> Self {
         Self {
             list: SysMutex::new(WaitList {
@@ -226,17 +226,17 @@ pub(super) fn stripe(address: usize) -> &'static Stripe {
 /// stripe only serialize their waits and notifies, briefly. Under loom one:
 /// the stripe of an address must not differ between a model's executions,
 /// where allocations land at different addresses.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 const STRIPE_COUNT: usize = 64;
-#[cfg(loom)]
+#[cfg(metalock_model)]
 const STRIPE_COUNT: usize = 1;
 
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
     [const { CachePadded::new(Stripe::new()) }; STRIPE_COUNT];
 
-#[cfg(loom)]
-loom::lazy_static! {
+#[cfg(metalock_model)]
+crate::primitive::lazy_static! {
     static ref STRIPES: std::vec::Vec<CachePadded<Stripe>> =
         (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect();
 }

@@ -12,17 +12,21 @@ use crate::primitive::{AtomicUsize, Ordering};
 
 #[cfg(all(
     metalock_asm_swap,
-    not(any(loom, miri)),
+    not(any(metalock_model, miri)),
     any(target_arch = "x86", target_arch = "x86_64")
 ))]
 #[path = "x86.rs"]
 mod imp;
 
-#[cfg(all(metalock_asm_swap, not(any(loom, miri)), target_arch = "sparc"))]
+#[cfg(all(
+    metalock_asm_swap,
+    not(any(metalock_model, miri)),
+    target_arch = "sparc"
+))]
 #[path = "sparc.rs"]
 mod imp;
 
-#[cfg(all(metalock_asm_swap, not(any(loom, miri)), target_arch = "arm"))]
+#[cfg(all(metalock_asm_swap, not(any(metalock_model, miri)), target_arch = "arm"))]
 #[path = "arm.rs"]
 mod imp;
 
@@ -35,13 +39,13 @@ mod imp;
 pub(crate) struct Word(AtomicUsize);
 
 impl Word {
-    #[cfg(not(loom))]
+    #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) const fn new(bits: usize) -> Self {
         Self(AtomicUsize::new(bits))
     }
 
-    #[cfg(loom)]
+    #[cfg(metalock_model)]
     pub(crate) fn new(bits: usize) -> Self {
         Self(AtomicUsize::new(bits))
     }
@@ -58,9 +62,9 @@ impl Word {
     /// release in the chain of read-modify-writes.
     #[inline(always)]
     pub(crate) fn store(&self, bits: usize, order: Ordering) {
-        #[cfg(loom)]
+        #[cfg(metalock_model)]
         self.0.swap(bits, order);
-        #[cfg(not(loom))]
+        #[cfg(not(metalock_model))]
         self.0.store(bits, order)
     }
 
@@ -68,14 +72,14 @@ impl Word {
     /// which covers every `order`.
     #[inline(always)]
     pub(crate) fn swap(&self, bits: usize, order: Ordering) -> usize {
-        #[cfg(all(metalock_asm_swap, not(any(loom, miri))))]
+        #[cfg(all(metalock_asm_swap, not(any(metalock_model, miri))))]
         {
             let _ = order;
             // SAFETY: the pointer comes from a live atomic, is aligned, and
             // is only accessed atomically (load, store, or this swap).
             unsafe { imp::swap_usize(self.0.as_ptr(), bits) }
         }
-        #[cfg(not(all(metalock_asm_swap, not(any(loom, miri)))))]
+        #[cfg(not(all(metalock_asm_swap, not(any(metalock_model, miri)))))]
         {
             self.0.swap(bits, order)
         }
@@ -84,16 +88,16 @@ impl Word {
 
 /// An atomic swap on a 32-bit cell; sequentially consistent in assembly.
 /// Not under loom, whose models use loom's own primitives instead.
-#[cfg(not(loom))]
+#[cfg(not(metalock_model))]
 #[inline(always)]
 pub(crate) fn swap_u32(cell: &core::sync::atomic::AtomicU32, value: u32, order: Ordering) -> u32 {
-    #[cfg(all(metalock_asm_swap, not(any(loom, miri))))]
+    #[cfg(all(metalock_asm_swap, not(any(metalock_model, miri))))]
     {
         let _ = order;
         // SAFETY: as in `Word::swap`.
         unsafe { imp::swap_u32(cell.as_ptr(), value) }
     }
-    #[cfg(not(all(metalock_asm_swap, not(any(loom, miri)))))]
+    #[cfg(not(all(metalock_asm_swap, not(any(metalock_model, miri)))))]
     {
         cell.swap(value, order)
     }
