@@ -1,12 +1,13 @@
 #![cfg(loom)]
 //! Loom models of the monitor table (`metalock::lock(&value)`) and of
-//! interrupts. Under loom a thread's cache has one slot, so a thread that
-//! locks a second object evicts the first and may reclaim its entry: the
-//! models reach insert, lookup, eviction and reclamation racing each other
-//! and the monitor protocol on the entries' words. Reclaiming an entry
-//! whose word is not NEUTRAL panics (`table::release`), and data touched
-//! under a keyed monitor is a loom cell, so a monitor that excludes nothing
-//! shows.
+//! interrupts. Under loom there is no per-thread cache: every lock takes a
+//! table reference of its own and every unlock gives it back, so each
+//! unlock of the last user reclaims the entry, and the models reach
+//! insertion, lookup and reclamation racing each other and the monitor
+//! protocol on the entries' words. (The cache is thread-local bookkeeping,
+//! tested in `tests/keyed.rs`.) Reclaiming an entry whose word is not
+//! NEUTRAL panics (`table::release`), and data touched under a keyed
+//! monitor is a loom cell, so a monitor that excludes nothing shows.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_keyed`
@@ -15,7 +16,7 @@ use loom::cell::UnsafeCell;
 use loom::model::Builder;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use metalock::{Interrupted, MultiUseWord};
+use metalock::{Condition, Interrupted, MultiUseWord};
 
 /// Values that embed no word, each with data only touched under its keyed
 /// monitor.
@@ -78,10 +79,9 @@ fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'stati
     );
 }
 
-/// One thread locks x, then y (evicting x from its cache and reclaiming
-/// x's entry unless the other thread holds a reference); the other locks
-/// x. Both increments of x are ordered by one monitor, whichever entry it
-/// lives in.
+/// One thread locks x, then y (reclaiming x's entry on the way unless the
+/// other thread holds a reference); the other locks x. Both increments of x
+/// are ordered by one monitor, whichever entry it lives in.
 #[test]
 fn insert_reclaim_and_lock_race() {
     explore("insert_reclaim_and_lock_race", builder(3), || {
@@ -98,9 +98,8 @@ fn insert_reclaim_and_lock_race() {
     });
 }
 
-/// Both threads lock x and y in turns (each lock evicting the other
-/// object from the thread's one-slot cache): entries are made and
-/// reclaimed while the other thread looks them up.
+/// Both threads lock x and y in turns: entries are made and reclaimed
+/// while the other thread looks them up.
 #[test]
 fn two_threads_alternate_two_objects() {
     explore("two_threads_alternate_two_objects", builder(2), || {
@@ -120,8 +119,8 @@ fn two_threads_alternate_two_objects() {
     });
 }
 
-/// A waiter on a keyed monitor: wait and notify through an entry that the
-/// notifier reaches through its own cache.
+/// A waiter on a keyed monitor: wait and notify through an entry that each
+/// thread reaches through its own table reference.
 #[test]
 fn keyed_wait_and_notify() {
     explore("keyed_wait_and_notify", builder(3), || {
@@ -198,4 +197,33 @@ fn notify_races_an_interrupt() {
         }
         b.join().unwrap();
     });
+}
+
+/// The one thread that touches a keyed word without a table reference: a
+/// `Condition` notifier that does not hold the monitor moves the waiter into
+/// the word's queue, while the waiter's timed wait may time out at any
+/// point, and its unlock reclaims the entry. The waiter must take the
+/// condition's stripe to leave, so the word outlives the notify.
+#[test]
+fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
+    explore(
+        "condition_notify_without_the_monitor_races_a_timeout_and_reclaim",
+        builder(3),
+        || {
+            let values = Values::new();
+            let condition = Arc::new(Condition::new());
+            let waiter = {
+                let (values, condition) = (Arc::clone(&values), Arc::clone(&condition));
+                thread::spawn(move || {
+                    let mut guard = metalock::lock(&values.x);
+                    let _ = condition.wait_for(&mut guard, std::time::Duration::from_secs(1));
+                    // SAFETY: under the monitor of x.
+                    values.x.with_mut(|c| unsafe { *c += 1 });
+                })
+            };
+            condition.notify_one();
+            waiter.join().unwrap();
+            assert_eq!(read(&values.x), 1);
+        },
+    );
 }

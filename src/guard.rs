@@ -373,7 +373,7 @@ impl<'a> MonitorGuard<'a> {
     ) -> Result<WaitTimeoutResult, Interrupted> {
         let end = Interrupt::with_current(|interrupt| {
             self.word
-                .wait(self.record, deadline, WaitSet::Monitor, Some(interrupt))
+                .wait(self.record, deadline, WaitSet::Monitor, interrupt)
         });
         match end {
             WaitEnd::Notified => Ok(WaitTimeoutResult(false)),

@@ -3,7 +3,10 @@
 //! return to a bound that does not grow with the number of objects ever
 //! locked (issue 12). Alone in its binary: no other test's monitors count.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use metalock::KeyedGuard;
 
 /// Resident memory of the process, in bytes (Linux; `None` elsewhere).
 fn resident() -> Option<u64> {
@@ -51,4 +54,20 @@ fn a_million_objects_leave_a_bounded_table() {
     assert!(metalock::keyed_monitors() >= 100_000);
     drop(guards);
     assert!(metalock::keyed_monitors() <= 1024);
+
+    // A guard kept in a thread-local of a thread that exits: whichever of
+    // it and the thread's cache goes first, the entry goes back.
+    static VALUE: u64 = 0;
+    thread_local! {
+        static KEPT: RefCell<Option<KeyedGuard<'static>>> = const { RefCell::new(None) };
+    }
+    let before = metalock::keyed_monitors();
+    std::thread::spawn(|| KEPT.with(|kept| *kept.borrow_mut() = Some(metalock::lock(&VALUE))))
+        .join()
+        .unwrap();
+    assert!(!metalock::is_locked(&VALUE));
+    assert!(
+        metalock::keyed_monitors() <= before,
+        "the exited thread's entries are gone"
+    );
 }

@@ -267,6 +267,7 @@ fn timed_wait_keeps_the_depth<K: Kind>() {
 
 fn interrupt_ends_a_wait<K: Kind>() {
     let monitor = K::make();
+    let waiting = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     thread::scope(|s| {
         let waiter = s.spawn(|| {
@@ -274,11 +275,19 @@ fn interrupt_ends_a_wait<K: Kind>() {
             let _outer = K::REENTRANT.then(|| monitor.lock());
             let mut guard = monitor.lock();
             let depth = guard.depth();
+            waiting.store(1, Relaxed);
             let result = guard.wait_for_interruptibly(NEVER);
             assert_eq!(guard.depth(), depth);
             result
         });
-        rx.recv().unwrap().interrupt();
+        let handle = rx.recv().unwrap();
+        // Seen under the monitor, which the waiter releases only by
+        // waiting: the interrupt wakes a sleeping waiter, not one that has
+        // yet to start.
+        while waiting.load(Relaxed) == 0 || monitor.try_lock().is_none() {
+            thread::yield_now();
+        }
+        handle.interrupt();
         assert_eq!(waiter.join().unwrap(), Err(Interrupted));
     });
     assert!(!monitor.is_locked());

@@ -44,14 +44,21 @@ impl Interrupt {
         }
     }
 
-    /// The calling thread's flag.
+    /// The calling thread's flag; a fresh one nobody else sees once the
+    /// thread's thread-locals are being destroyed (a lock or wait in a late
+    /// destructor).
     pub(crate) fn current() -> Arc<Self> {
-        CURRENT.with(Arc::clone)
+        CURRENT
+            .try_with(Arc::clone)
+            .unwrap_or_else(|_| Arc::new(Self::new()))
     }
 
-    /// Runs `f` with the calling thread's flag, without touching its count.
-    pub(crate) fn with_current<R>(f: impl FnOnce(&Self) -> R) -> R {
-        CURRENT.with(|interrupt| f(interrupt))
+    /// Runs `f` with the calling thread's flag; with `None` once the
+    /// thread's thread-locals are being destroyed, when no handle can reach
+    /// the thread any more.
+    pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Self>) -> R) -> R {
+        let current = CURRENT.try_with(Arc::clone).ok();
+        f(current.as_deref())
     }
 
     /// Sets the flag and wakes the thread if it sleeps interruptibly.

@@ -62,6 +62,11 @@ struct Cache {
     slots: [CacheSlot; SLOTS],
 }
 
+/// Added to `pins` of a slot still pinned when the owner's destructor ran:
+/// the last pin of the slot gives its reference back.
+#[cfg(not(metalock_model))]
+const ORPHANED: usize = 1 << (usize::BITS - 1);
+
 /// `CURRENT` once the thread's cache was given back (its thread-locals are
 /// being destroyed): keyed locks take their own references from then on.
 #[cfg(not(metalock_model))]
@@ -92,12 +97,14 @@ impl Drop for CacheOwner {
                 table().release(slot.key.get());
                 slot.word.set(ptr::null());
             } else {
+                slot.pins.set(slot.pins.get() | ORPHANED);
                 pinned = true;
             }
         }
         // A guard still pins a slot (forgotten, or kept by a thread-local
         // destroyed later): its pointer into the cache must stay valid, so
-        // the cache is leaked, with the references of the pinned slots.
+        // the cache is leaked; the last pin of each such slot, marked
+        // ORPHANED, gives its reference back.
         if !pinned {
             // SAFETY: made by `Box::into_raw` in `attach`, and nothing
             // points into it any more.
@@ -155,8 +162,8 @@ fn attach() -> *const Cache {
 
 /// How a guard keeps its entry alive.
 ///
-/// Invariant: `Cached` points at a slot of the calling thread's cache that
-/// this pin counts in its `pins`; `Owned` holds one table reference to the
+/// Invariant: `Cached` points at a slot of the calling thread's cache (or
+/// of its leaked remains) that this pin counts in its `pins`; `Owned` holds one table reference to the
 /// entry of its key. Either way the word stays valid until the pin drops,
 /// on the thread that made it.
 #[derive(Debug)]
@@ -174,8 +181,12 @@ impl Drop for Pin {
             // every pin (invariants).
             #[cfg(not(metalock_model))]
             Pin::Cached(slot) => unsafe {
-                let pins = &slot.as_ref().pins;
-                pins.set(pins.get() - 1);
+                let slot = slot.as_ref();
+                let pins = slot.pins.get() - 1;
+                slot.pins.set(pins);
+                if pins == ORPHANED {
+                    orphan_released(slot);
+                }
             },
             Pin::Owned(key) => table().release(key),
         }
@@ -208,6 +219,16 @@ pub(super) fn pin(key: usize) -> (Pin, NonNull<MultiUseWord>) {
         // thread-locals are being destroyed.
         _ => (Pin::Owned(key), table().acquire(key)),
     }
+}
+
+/// The last pin of a slot orphaned by the owner's destructor: gives the
+/// slot's reference back.
+#[cfg(not(metalock_model))]
+#[cold]
+fn orphan_released(slot: &CacheSlot) {
+    table().release(slot.key.get());
+    slot.word.set(ptr::null());
+    slot.pins.set(0);
 }
 
 /// Points an unpinned `slot` at the entry of `key`, giving back the

@@ -52,12 +52,19 @@ fn key_of<T: ?Sized>(value: &T) -> usize {
 /// Two references to one place share the monitor, and so do a value and
 /// its first field; zero-sized values may share one with other values at
 /// their address.
+///
+/// Pass the value, not a reference to it: in a method on `&self`,
+/// `metalock::lock(self)` is Java's `synchronized (this)`, while
+/// `metalock::lock(&self)` locks the local variable that holds the
+/// reference, a different place in every call, which excludes nothing.
 #[inline]
 #[track_caller]
 pub fn lock<T: ?Sized>(value: &T) -> KeyedGuard<'_> {
     let (pin, word) = cache::pin(key_of(value));
-    // SAFETY: the pin keeps the word alive, and the guard drops its
-    // monitor guard before the pin (field order).
+    // SAFETY: the pin keeps the word alive, and the guard drops its monitor
+    // guard before the pin (field order). The `'static` is never seen
+    // outside: the guard's `monitor` is private, the `MonitorRef` of
+    // `AsMonitorGuard` is opaque, and no method returns the word.
     let word: &'static MultiUseWord = unsafe { word.as_ref() };
     KeyedGuard::new(word.lock(), pin)
 }
@@ -175,7 +182,9 @@ pub fn keyed_monitors() -> usize {
 pub struct KeyedGuard<'a> {
     monitor: MonitorGuard<'static>,
     pin: Pin,
-    _value: PhantomData<&'a ()>,
+    /// Borrows the value; neither `Send` nor `Sync`, and the compiler's
+    /// error names this guard.
+    _value: PhantomData<(&'a (), *const KeyedGuard<'static>)>,
 }
 
 impl KeyedGuard<'_> {

@@ -8,7 +8,12 @@
 //! cache slot. Every thread inside the monitor protocol on an entry's word
 //! (holding it, queued to enter, waiting, notifying) holds one, so when the
 //! count reaches zero nobody can reach the word, which is NEUTRAL: the entry
-//! leaves the table and its word is recycled. Counts change only under the
+//! leaves the table and its word is recycled. One thread touches a word
+//! without a reference: a `Condition`'s notifier that does not hold the
+//! monitor moves waiters into the word's queue; it does so under the
+//! condition's wait-table stripe, which a waiter (holding a reference) must
+//! take to leave, so the word outlives that too. A change to `wait` must
+//! keep it so. Counts change only under the
 //! entry's shard lock, which is also what a lookup holds, so no entry is
 //! freed while a thread can still find it. A reference count in the entry
 //! fits here because every reader already announces itself (it is about to
@@ -67,13 +72,18 @@ impl Hasher for KeyHasher {
     }
 
     fn write_usize(&mut self, key: usize) {
-        self.0 = hash(key);
+        // The map takes its bucket from the low bits and its tag from the
+        // top ones: the low bits of an aligned address's product are zero
+        // and the top ones chose the shard, so both get the middle bits.
+        self.0 = hash(key).rotate_left(32);
     }
 }
 
 /// A table entry's word, on a cache line of its own: a contended keyed
 /// monitor must not share its line with whatever the allocator put next
-/// to it (an embedded word shares only with its own object).
+/// to it (an embedded word shares only with its own object). One line, not
+/// crossbeam's two: entries are many, and adjacent-line prefetch pairing
+/// is the lesser cost.
 #[repr(C, align(64))]
 struct EntryWord(MultiUseWord);
 
@@ -169,36 +179,47 @@ impl Table {
     /// Gives back a reference `acquire` took; the last one reclaims the
     /// entry.
     pub(super) fn release(&self, key: usize) {
-        self.shard(key).with(|shard| {
-            let slot = shard
-                .entries
-                .get_mut(&key)
-                .expect("metalock: a keyed monitor released more often than acquired");
+        // Checked after the shard lock is released: a panic under it would
+        // leave the shard locked (`SysMutex::with` must not unwind).
+        let released = self.shard(key).with(|shard| {
+            let Some(slot) = shard.entries.get_mut(&key) else {
+                return Err(None);
+            };
             slot.refs -= 1;
             if slot.refs > 0 {
-                return;
+                return Ok(());
             }
             let word = slot.word;
             shard.entries.remove(&key);
+            // One load, and the loom models' witness that no thread was
+            // still inside the monitor. Relaxed: the shard lock orders every
+            // access of the threads that held references.
             // SAFETY: the shard owns the word (invariant), and with no
             // reference left no thread can reach it.
-            unsafe {
-                // One load, and the loom models' witness that no thread was
-                // still inside the monitor. Relaxed: the shard lock orders
-                // every access of the threads that held references.
-                let bits = word.as_ref().word.load(Ordering::Relaxed);
-                assert_eq!(bits, NEUTRAL, "metalock: reclaimed a keyed monitor in use");
-                if shard.recycled.len() < RECYCLED_PER_SHARD {
-                    shard.recycled.push(word);
-                } else {
-                    drop(Box::from_raw(word.as_ptr().cast::<EntryWord>()));
-                }
+            let bits = unsafe { word.as_ref() }.word.load(Ordering::Relaxed);
+            if bits != NEUTRAL {
+                // Leaked rather than recycled: something still uses it.
+                return Err(Some(bits));
+            }
+            if shard.recycled.len() < RECYCLED_PER_SHARD {
+                shard.recycled.push(word);
+            } else {
+                // SAFETY: as above; made by `fresh_word`.
+                drop(unsafe { Box::from_raw(word.as_ptr().cast::<EntryWord>()) });
             }
             let capacity = shard.entries.capacity();
             if capacity > 64 && shard.entries.len() * 8 < capacity {
                 shard.entries.shrink_to(shard.entries.len() * 2);
             }
-        })
+            Ok(())
+        });
+        match released {
+            Ok(()) => {}
+            Err(None) => panic!("metalock: a keyed monitor released more often than acquired"),
+            Err(Some(bits)) => {
+                panic!("metalock: reclaimed a keyed monitor in use (word {bits:#x})")
+            }
+        }
     }
 
     /// Runs `f` on the word of `key` if it has an entry (under its shard's
