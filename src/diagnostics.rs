@@ -25,7 +25,7 @@
 //! Addresses are those of the words: an embedded `MultiUseWord`, the word
 //! inside a `Synchronized` or `RawMonitor`, or a keyed monitor's table
 //! entry, whose value's address the dump shows too. A thread
-//! lists up to 8 held monitors by address and counts the rest. With the
+//! lists up to 7 held monitors by address and counts the rest. With the
 //! feature on, each guard records its monitor in its thread's list (a few
 //! plain stores); with it off, none of this is built.
 

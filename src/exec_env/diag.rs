@@ -17,8 +17,9 @@ use std::time::Instant;
 
 use crate::primitive::{AtomicUsize, Ordering, SysMutex};
 
-/// Held monitors a thread lists by address; deeper nesting is counted.
-pub(crate) const HELD_SLOTS: usize = 8;
+/// Held monitors a thread lists by address (the list fills one cache line);
+/// deeper nesting is counted.
+pub(crate) const HELD_SLOTS: usize = 7;
 
 /// A thread as a dump names it.
 #[derive(Clone, Debug)]
@@ -53,15 +54,23 @@ struct State {
 /// One thread's diagnostic state.
 ///
 /// Invariants: `state.blocked` names a word that stays alive until it is
-/// cleared (the blocked thread borrows it); `held` and `held_len` are
-/// written only by the thread; `held[..min(held_len, HELD_SLOTS)]` are the
+/// cleared (the blocked thread borrows it); `list` is written only by the
+/// thread; `list.slots[..min(list.len, HELD_SLOTS)]` are the
 /// addresses of the words its live guards hold, oldest first (addresses
 /// only: a reader never dereferences them).
 #[derive(Debug)]
 pub(crate) struct Diag {
     state: SysMutex<State>,
-    held_len: AtomicUsize,
-    held: [AtomicUsize; HELD_SLOTS],
+    list: HeldList,
+}
+
+/// The held list, on a cache line of its own: every lock and unlock writes
+/// it, and nothing else there may slow that down.
+#[derive(Debug)]
+#[repr(C, align(64))]
+struct HeldList {
+    len: AtomicUsize,
+    slots: [AtomicUsize; HELD_SLOTS],
 }
 
 /// What a snapshot reads of one thread.
@@ -81,8 +90,10 @@ impl Diag {
     pub(crate) fn new() -> Self {
         Self {
             state: SysMutex::new(State::default()),
-            held_len: AtomicUsize::new(0),
-            held: core::array::from_fn(|_| AtomicUsize::new(0)),
+            list: HeldList {
+                len: AtomicUsize::new(0),
+                slots: core::array::from_fn(|_| AtomicUsize::new(0)),
+            },
         }
     }
 
@@ -110,7 +121,7 @@ impl Diag {
     pub(crate) fn unbind(&self) {
         self.state.with(|state| *state = State::default());
         // Relaxed: read by snapshots only, which skip an unbound EE.
-        self.held_len.store(0, Ordering::Relaxed);
+        self.list.len.store(0, Ordering::Relaxed);
     }
 
     /// The thread blocks on `word` until the returned scope ends.
@@ -133,11 +144,11 @@ impl Diag {
         // Relaxed (every load and store of the list): this thread alone
         // writes it, and a reader only needs a copy it read twice alike
         // (see `read_held`).
-        let len = self.held_len.load(Ordering::Relaxed);
-        if let Some(slot) = self.held.get(len) {
+        let len = self.list.len.load(Ordering::Relaxed);
+        if let Some(slot) = self.list.slots.get(len) {
             slot.store(word, Ordering::Relaxed);
         }
-        self.held_len.store(len + 1, Ordering::Relaxed);
+        self.list.len.store(len + 1, Ordering::Relaxed);
     }
 
     /// A guard of the thread released `word` (one level): the newest entry
@@ -145,11 +156,11 @@ impl Diag {
     #[inline(always)]
     pub(crate) fn pop_held(&self, word: usize) {
         // Relaxed: as in `push_held`.
-        let len = self.held_len.load(Ordering::Relaxed);
+        let len = self.list.len.load(Ordering::Relaxed);
         let last = len.wrapping_sub(1);
         // Guards mostly drop in reverse order: the newest entry is `word`.
-        if last >= HELD_SLOTS || self.held[last].load(Ordering::Relaxed) == word {
-            self.held_len.store(last, Ordering::Relaxed);
+        if last >= HELD_SLOTS || self.list.slots[last].load(Ordering::Relaxed) == word {
+            self.list.len.store(last, Ordering::Relaxed);
         } else {
             self.pop_held_unordered(word, len);
         }
@@ -164,14 +175,14 @@ impl Diag {
         // Relaxed: as in `push_held`.
         if let Some(at) = (0..listed)
             .rev()
-            .find(|&i| self.held[i].load(Ordering::Relaxed) == word)
+            .find(|&i| self.list.slots[i].load(Ordering::Relaxed) == word)
         {
             for i in at..listed - 1 {
-                let next = self.held[i + 1].load(Ordering::Relaxed);
-                self.held[i].store(next, Ordering::Relaxed);
+                let next = self.list.slots[i + 1].load(Ordering::Relaxed);
+                self.list.slots[i].store(next, Ordering::Relaxed);
             }
         }
-        self.held_len.store(len - 1, Ordering::Relaxed);
+        self.list.len.store(len - 1, Ordering::Relaxed);
     }
 
     /// A copy of the held list, by another thread: read until two reads in a
@@ -180,8 +191,8 @@ impl Diag {
     fn read_held(&self) -> (Vec<usize>, usize) {
         let read = || {
             // Relaxed: see `push_held`.
-            let len = self.held_len.load(Ordering::Relaxed);
-            let held: Vec<usize> = self.held[..len.min(HELD_SLOTS)]
+            let len = self.list.len.load(Ordering::Relaxed);
+            let held: Vec<usize> = self.list.slots[..len.min(HELD_SLOTS)]
                 .iter()
                 .map(|slot| slot.load(Ordering::Relaxed))
                 .collect();
