@@ -27,6 +27,12 @@
 //!   pair takes as long with 2 threads as with 1 (keyed monitors: each
 //!   thread's cache).
 //!
+//! The cost of the `diagnostics` feature is this suite run twice, against
+//! a saved baseline:
+//! `cargo bench --bench uncontended -- 'uncontended/' --save-baseline off`,
+//! then `cargo bench --features diagnostics --bench uncontended --
+//! 'uncontended/' --baseline off` (criterion prints the change per row).
+//!
 //! `examples/compare.rs` runs a short version and subtracts the baseline.
 
 use std::hint::black_box;
