@@ -3,8 +3,8 @@
 //! locks, medians.
 //!
 //! ```text
-//! cargo run --release --example compare            # about 80 s on 2 cores
-//! cargo run --release --example compare -- --full  # about 12 minutes
+//! cargo run --release --example compare            # about 85 s on 2 cores
+//! cargo run --release --example compare -- --full  # about 14 minutes
 //! ```
 //!
 //! Prints, in order:
@@ -55,11 +55,11 @@ const UNCONTENDED_REPS: usize = 15;
 
 /// The fixed-duration rounds of the default mode, per lock and sweep cell
 /// and per wait/notify row: the whole run stays under 90 s on 2 cores, at
-/// the price of noise (at 70 ms the scheduler's placement of 4 threads
+/// the price of noise (at 60 ms the scheduler's placement of 4 threads
 /// on 2 cores can decide a round's max/min).
 const QUICK_ROUNDS: Rounds = Rounds {
     count: 2,
-    length: Duration::from_millis(70),
+    length: Duration::from_millis(60),
 };
 /// The rounds of `--full`: long enough for the scheduler to even out the
 /// threads over the cores, and enough of them for a median.
@@ -827,12 +827,12 @@ impl Mode {
         match self {
             Mode::Default => format!(
                 "default, {QUICK_ROUNDS} per lock, per sweep cell and per wait/notify row \
-                 (about 80 s; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
-                 about 12 minutes)"
+                 (about 85 s; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
+                 about 14 minutes)"
             ),
             Mode::Full => format!(
                 "--full, {FULL_ROUNDS} per lock, per sweep cell and per wait/notify row (about \
-                 12 minutes)"
+                 14 minutes)"
             ),
         }
     }
