@@ -41,6 +41,19 @@ use crate::primitive::Ordering;
 use crate::word::{BUSY, LOCKED, MultiUseWord, state};
 
 /// One monitor a thread holds.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+///
+/// let word = MultiUseWord::new();
+/// let _outer = word.lock();
+/// let _inner = word.lock();
+/// let dump = diagnostics::snapshot();
+/// let held = dump.current_thread().unwrap().holds()[0];
+/// assert_eq!(held.monitor, &word as *const MultiUseWord as usize);
+/// assert_eq!(held.depth, 2);
+/// assert_eq!(held.key, None); // an embedded word, not a keyed monitor
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeldMonitor {
     /// The address of the monitor's word.
@@ -52,6 +65,28 @@ pub struct HeldMonitor {
 }
 
 /// Whether a blocked thread enters a monitor or waits on it.
+///
+/// ```
+/// use metalock::Synchronized;
+/// use metalock::diagnostics::{self, BlockKind};
+///
+/// let go = Synchronized::new(false);
+/// std::thread::scope(|s| {
+///     let id = s.spawn(|| go.lock().wait_while(|go| !*go)).thread().id();
+///     // Polls the dump until the thread is seen blocked.
+///     let kind = loop {
+///         let dump = diagnostics::snapshot();
+///         match dump.threads().iter().find(|t| t.id() == id).and_then(|t| t.blocked_on()) {
+///             Some(blocked) => break blocked.kind,
+///             None => std::thread::yield_now(),
+///         }
+///     };
+///     assert_eq!(kind, BlockKind::Waiting);
+///     let mut guard = go.lock();
+///     *guard = true;
+///     guard.notify_all();
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {
     /// In `lock` (or `try_lock_for`): waiting for another thread to release
@@ -64,6 +99,30 @@ pub enum BlockKind {
 }
 
 /// The monitor a thread is blocked on.
+///
+/// ```
+/// use metalock::MultiUseWord;
+/// use metalock::diagnostics::{self, BlockKind};
+///
+/// let word = MultiUseWord::new();
+/// let guard = word.lock();
+/// std::thread::scope(|s| {
+///     let id = s.spawn(|| drop(word.lock())).thread().id();
+///     // Polls the dump until the thread is seen entering, its owner read.
+///     let blocked = loop {
+///         let dump = diagnostics::snapshot();
+///         let thread = dump.threads().iter().find(|t| t.id() == id);
+///         match thread.and_then(|t| t.blocked_on()) {
+///             Some(blocked) if blocked.owner.is_some() => break blocked.clone(),
+///             _ => std::thread::yield_now(),
+///         }
+///     };
+///     assert_eq!(blocked.kind, BlockKind::Entering);
+///     assert_eq!(blocked.monitor, &word as *const MultiUseWord as usize);
+///     assert_eq!(blocked.owner, Some(std::thread::current().id()));
+///     drop(guard);
+/// });
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockedOn {
     /// The address of the monitor's word.
@@ -82,6 +141,20 @@ pub struct BlockedOn {
 }
 
 /// One thread in a [`Snapshot`].
+///
+/// ```
+/// use metalock::MultiUseWord;
+/// use metalock::diagnostics::{self, ThreadDump};
+///
+/// let word = MultiUseWord::new();
+/// let _guard = word.lock();
+/// let dump = diagnostics::snapshot();
+/// let me: &ThreadDump = dump.current_thread().unwrap();
+/// assert_eq!(me.id(), std::thread::current().id());
+/// assert!(!me.has_exited());
+/// assert_eq!(me.holds().len(), 1);
+/// assert!(me.blocked_on().is_none());
+/// ```
 #[derive(Clone, Debug)]
 pub struct ThreadDump {
     id: ThreadId,
@@ -95,28 +168,105 @@ pub struct ThreadDump {
 
 impl ThreadDump {
     /// The thread's id.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _guard = word.lock();
+    /// let me = std::thread::current().id();
+    /// let dump = diagnostics::snapshot();
+    /// assert!(dump.threads().iter().any(|t| t.id() == me && t.holds().len() == 1));
+    /// ```
     pub fn id(&self) -> ThreadId {
         self.id
     }
 
     /// The thread's name, if it has one.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     std::thread::Builder::new()
+    ///         .name("worker".into())
+    ///         .spawn_scoped(s, || {
+    ///             let _guard = word.lock();
+    ///             let dump = diagnostics::snapshot();
+    ///             assert_eq!(dump.current_thread().unwrap().name(), Some("worker"));
+    ///         })
+    ///         .unwrap();
+    /// });
+    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// Whether the thread has exited while its guards (leaked) still hold
     /// monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// static WORD: MultiUseWord = MultiUseWord::new();
+    ///
+    /// std::thread::scope(|s| {
+    ///     let leaker = s.spawn(|| std::mem::forget(WORD.lock()));
+    ///     let id = leaker.thread().id();
+    ///     leaker.join().unwrap();
+    ///     let dump = diagnostics::snapshot();
+    ///     let gone = dump.threads().iter().find(|t| t.id() == id).unwrap();
+    ///     assert!(gone.has_exited());
+    ///     assert_eq!(gone.holds()[0].monitor, &WORD as *const MultiUseWord as usize);
+    /// });
+    /// assert!(WORD.is_locked()); // for good: its guard was leaked
+    /// ```
     pub fn has_exited(&self) -> bool {
         self.exited
     }
 
     /// The monitors the thread holds, oldest first (not the one it waits
     /// on, which a wait releases).
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let value = String::from("keyed");
+    /// let _first = word.lock();
+    /// let _second = metalock::lock(&value);
+    /// let dump = diagnostics::snapshot();
+    /// let holds = dump.current_thread().unwrap().holds();
+    /// assert_eq!(holds[0].monitor, &word as *const MultiUseWord as usize);
+    /// assert_eq!(holds[1].key, Some(&value as *const String as usize));
+    /// ```
     pub fn holds(&self) -> &[HeldMonitor] {
         &self.holds
     }
 
     /// The monitor the thread is blocked on, if any.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     let id = s.spawn(|| drop(word.lock())).thread().id();
+    ///     // Polls the dump until the thread is seen blocked.
+    ///     let monitor = loop {
+    ///         let dump = diagnostics::snapshot();
+    ///         let thread = dump.threads().iter().find(|t| t.id() == id);
+    ///         match thread.and_then(|t| t.blocked_on()) {
+    ///             Some(blocked) => break blocked.monitor,
+    ///             None => std::thread::yield_now(),
+    ///         }
+    ///     };
+    ///     assert_eq!(monitor, &word as *const MultiUseWord as usize);
+    ///     drop(guard);
+    /// });
+    /// ```
     pub fn blocked_on(&self) -> Option<&BlockedOn> {
         self.blocked.as_ref()
     }
@@ -131,6 +281,17 @@ impl ThreadDump {
 
 /// What every thread that uses monitors was doing; its `Display` is a
 /// thread dump.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+///
+/// let word = MultiUseWord::new();
+/// let _guard = word.lock();
+/// let text = diagnostics::snapshot().to_string();
+/// println!("{text}");
+/// assert!(text.starts_with("metalock thread dump:"));
+/// assert!(text.contains("(depth 1)"));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     threads: Vec<ThreadDump>,
@@ -138,11 +299,43 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Every thread that uses monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, Synchronized, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let value = Synchronized::new(0);
+    /// let _guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let _value = value.lock();
+    ///         // Both threads hold a monitor: both are listed.
+    ///         let dump = diagnostics::snapshot();
+    ///         let holders = dump.threads().iter().filter(|t| !t.holds().is_empty());
+    ///         assert_eq!(holders.count(), 2);
+    ///     });
+    /// });
+    /// ```
     pub fn threads(&self) -> &[ThreadDump] {
         &self.threads
     }
 
     /// The calling thread's entry, if it uses monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         // A thread that never used a monitor is not listed.
+    ///         assert!(diagnostics::snapshot().current_thread().is_none());
+    ///         let _guard = word.lock();
+    ///         let dump = diagnostics::snapshot();
+    ///         assert_eq!(dump.current_thread().unwrap().holds().len(), 1);
+    ///     });
+    /// });
+    /// ```
     pub fn current_thread(&self) -> Option<&ThreadDump> {
         let me = std::thread::current().id();
         self.threads.iter().find(|thread| thread.id == me)
@@ -185,6 +378,31 @@ impl Snapshot {
 
 /// A cycle of threads each blocked entering a monitor the next one owns:
 /// none of them can go on. Its `Display` names the threads and monitors.
+///
+/// ```
+/// # use metalock::{MultiUseWord, diagnostics};
+/// # use std::sync::Barrier;
+/// # static A: MultiUseWord = MultiUseWord::new();
+/// # static B: MultiUseWord = MultiUseWord::new();
+/// # static BOTH_HOLD_ONE: Barrier = Barrier::new(2);
+/// # for (first, second) in [(&A, &B), (&B, &A)] {
+/// #     std::thread::spawn(move || {
+/// #         let _first = first.lock();
+/// #         BOTH_HOLD_ONE.wait();
+/// #         let _second = second.lock();
+/// #     });
+/// # }
+/// // Two threads lock words `A` and `B` in opposite orders, and block.
+/// let deadlock = loop {
+///     match diagnostics::deadlocks().pop() {
+///         Some(deadlock) => break deadlock,
+///         None => std::thread::yield_now(),
+///     }
+/// };
+/// println!("{deadlock}");
+/// assert!(deadlock.to_string().starts_with("Found one metalock deadlock (2 threads)"));
+/// // The threads stay blocked; the process ends without them.
+/// ```
 #[derive(Clone, Debug)]
 pub struct Deadlock {
     threads: Vec<ThreadDump>,
@@ -193,12 +411,57 @@ pub struct Deadlock {
 impl Deadlock {
     /// The threads of the cycle, each waiting for a monitor that the next
     /// one (the first, after the last) holds.
+    ///
+    /// ```
+    /// # use metalock::{MultiUseWord, diagnostics};
+    /// # use std::sync::Barrier;
+    /// # static A: MultiUseWord = MultiUseWord::new();
+    /// # static B: MultiUseWord = MultiUseWord::new();
+    /// # static BOTH_HOLD_ONE: Barrier = Barrier::new(2);
+    /// # for (first, second) in [(&A, &B), (&B, &A)] {
+    /// #     std::thread::spawn(move || {
+    /// #         let _first = first.lock();
+    /// #         BOTH_HOLD_ONE.wait();
+    /// #         let _second = second.lock();
+    /// #     });
+    /// # }
+    /// // Two threads lock words `A` and `B` in opposite orders, and block.
+    /// let deadlock = loop {
+    ///     match diagnostics::deadlocks().pop() {
+    ///         Some(deadlock) => break deadlock,
+    ///         None => std::thread::yield_now(),
+    ///     }
+    /// };
+    /// let threads = deadlock.threads();
+    /// assert_eq!(threads.len(), 2);
+    /// for (i, thread) in threads.iter().enumerate() {
+    ///     let next = &threads[(i + 1) % threads.len()];
+    ///     assert_eq!(thread.blocked_on().unwrap().owner, Some(next.id()));
+    /// }
+    /// ```
     pub fn threads(&self) -> &[ThreadDump] {
         &self.threads
     }
 }
 
 /// Reads the threads that use monitors.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+///
+/// let word = MultiUseWord::new();
+/// let _outer = word.lock();
+/// let _inner = word.lock();
+/// let me = std::thread::current().id();
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         // Read from another thread, without stopping this one.
+///         let dump = diagnostics::snapshot();
+///         let holder = dump.threads().iter().find(|t| t.id() == me).unwrap();
+///         assert_eq!(holder.holds()[0].depth, 2);
+///     });
+/// });
+/// ```
 pub fn snapshot() -> Snapshot {
     let keys = crate::keyed::keys_by_word();
     let now = Instant::now();
@@ -267,6 +530,29 @@ pub fn snapshot() -> Snapshot {
 /// thread of it in the same blocking episode (so it was blocked all the
 /// time in between, and owned what it owned: a deadlock, not a passing
 /// state); threads that wait for a notification are never part of one.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+/// use std::sync::Barrier;
+///
+/// static A: MultiUseWord = MultiUseWord::new();
+/// static B: MultiUseWord = MultiUseWord::new();
+/// static BOTH_HOLD_ONE: Barrier = Barrier::new(2);
+///
+/// assert!(diagnostics::deadlocks().is_empty());
+/// // A lock-order inversion: the two threads never return.
+/// for (first, second) in [(&A, &B), (&B, &A)] {
+///     std::thread::spawn(move || {
+///         let _first = first.lock();
+///         BOTH_HOLD_ONE.wait();
+///         let _second = second.lock();
+///     });
+/// }
+/// while diagnostics::deadlocks().is_empty() {
+///     std::thread::yield_now();
+/// }
+/// assert_eq!(diagnostics::deadlocks()[0].threads().len(), 2);
+/// ```
 pub fn deadlocks() -> Vec<Deadlock> {
     let first = snapshot();
     let cycles = first.cycles();

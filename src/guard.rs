@@ -41,6 +41,18 @@ impl MultiUseWord {
 
     /// Enters the monitor if that needs no waiting for another thread's
     /// monitor: it is free, or the calling thread owns it already.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _guard = word.lock();
+    /// let again = word.try_lock().expect("the owner may enter again");
+    /// assert_eq!(again.depth(), 2);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.try_lock().is_none()));
+    /// });
+    /// ```
     #[inline]
     #[track_caller]
     pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
@@ -74,6 +86,23 @@ impl MultiUseWord {
     }
 
     /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let deadline = Instant::now() + Duration::from_millis(10);
+    ///         assert!(word.try_lock_until(deadline).is_none());
+    ///     });
+    /// });
+    /// drop(guard);
+    /// // A free monitor is entered even when the deadline has passed.
+    /// assert!(word.try_lock_until(Instant::now()).is_some());
+    /// ```
     #[inline]
     #[track_caller]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
@@ -82,23 +111,78 @@ impl MultiUseWord {
     }
 
     /// Whether some thread owns the monitor now (a snapshot).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// assert!(!word.is_locked());
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.is_locked())); // whichever thread owns it
+    /// });
+    /// drop(guard);
+    /// assert!(!word.is_locked());
+    /// ```
     pub fn is_locked(&self) -> bool {
         self.is_owned()
     }
 
     /// Whether the calling thread owns the monitor.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// assert!(word.is_held_by_current_thread());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(!word.is_held_by_current_thread()));
+    /// });
+    /// drop(guard);
+    /// assert!(!word.is_held_by_current_thread());
+    /// ```
     pub fn is_held_by_current_thread(&self) -> bool {
         self.is_owned_by_current_thread()
     }
 }
 
 /// Whether a timed wait returned because its time ran out.
+///
+/// ```
+/// use metalock::{MultiUseWord, WaitTimeoutResult};
+/// use std::time::Duration;
+///
+/// let word = MultiUseWord::new();
+/// let mut guard = word.lock();
+/// // Nobody notifies: the wait ends when its time runs out.
+/// let result: WaitTimeoutResult = guard.wait_for(Duration::from_millis(1));
+/// assert!(result.timed_out());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitTimeoutResult(pub(crate) bool);
 
 impl WaitTimeoutResult {
     /// `true` if the wait ended because the time ran out before a
     /// notification reached this thread.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut guard = word.lock();
+    ///         // Waits in slices of 10 ms until a notification comes.
+    ///         while guard.wait_for(Duration::from_millis(10)).timed_out() {}
+    ///     });
+    ///     // Retries until the notification reaches the waiter.
+    ///     while !word.lock().notify_one() {
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     #[must_use]
     pub fn timed_out(&self) -> bool {
         self.0
@@ -156,11 +240,33 @@ impl<'a> MonitorGuard<'a> {
     }
 
     /// The word this guard holds.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::with_payload(3);
+    /// let guard = word.lock();
+    /// assert!(std::ptr::eq(guard.word(), &word));
+    /// assert_eq!(guard.word().payload(), 3);
+    /// ```
     pub fn word(&self) -> &'a MultiUseWord {
         self.word
     }
 
     /// How many levels the calling thread holds the monitor at.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let outer = word.lock();
+    /// assert_eq!(outer.depth(), 1);
+    /// let inner = word.lock();
+    /// // Every guard of the owner sees the same depth.
+    /// assert_eq!((outer.depth(), inner.depth()), (2, 2));
+    /// drop(inner);
+    /// assert_eq!(outer.depth(), 1);
+    /// ```
     pub fn depth(&self) -> usize {
         // SAFETY: the guard is on the owner's thread.
         unsafe { self.record.count() }
@@ -171,18 +277,63 @@ impl<'a> MonitorGuard<'a> {
     /// is handed the monitor when its turn comes, so it wakes owning it.
     /// Like every condition wait, call it in a loop that re-checks the
     /// condition, or use [`wait_while`](Self::wait_while).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let done = AtomicBool::new(false);
+    /// let _outer = word.lock();
+    /// let mut guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         // Gets in while the owner waits: `wait` released both levels.
+    ///         let guard = word.lock();
+    ///         done.store(true, Relaxed);
+    ///         guard.notify_one();
+    ///     });
+    ///     while !done.load(Relaxed) {
+    ///         guard.wait();
+    ///     }
+    /// });
+    /// assert_eq!(guard.depth(), 2);
+    /// ```
     #[track_caller]
     pub fn wait(&mut self) {
         self.wait_on(WaitSet::Monitor, None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _outer = word.lock();
+    /// let mut guard = word.lock();
+    /// // Nobody notifies: the wait gives up, and the monitor is held again.
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// assert_eq!(guard.depth(), 2);
+    /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
         WaitTimeoutResult(self.wait_on(WaitSet::Monitor, deadline_after(timeout)))
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(guard.wait_until(deadline).timed_out());
+    /// assert!(word.is_held_by_current_thread());
+    /// ```
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         WaitTimeoutResult(self.wait_on(WaitSet::Monitor, Some(deadline)))
@@ -214,6 +365,19 @@ impl<'a> MonitorGuard<'a> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
     /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// // Neither a notify nor an interrupt: the time runs out.
+    /// assert!(guard.wait_for_interruptibly(Duration::from_millis(1)).unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once.
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_for_interruptibly(Duration::from_secs(60)), Err(Interrupted));
+    /// ```
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_for_interruptibly(
@@ -225,6 +389,19 @@ impl<'a> MonitorGuard<'a> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
     /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_until_interruptibly(deadline), Err(Interrupted));
+    /// // The interrupt was consumed: the next wait runs until the deadline.
+    /// assert!(guard.wait_until_interruptibly(deadline).unwrap().timed_out());
+    /// ```
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_until_interruptibly(
@@ -259,6 +436,22 @@ impl<'a> MonitorGuard<'a> {
 
     /// As [`wait_while`](Self::wait_while), giving up after `timeout`; timed
     /// out if the condition still held when the time ran out.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let ready = AtomicBool::new(false);
+    /// let mut guard = word.lock();
+    /// // Nobody sets the flag: timed out with the condition still true.
+    /// let result = guard.wait_while_for(|| !ready.load(Relaxed), Duration::from_millis(1));
+    /// assert!(result.timed_out());
+    /// ready.store(true, Relaxed);
+    /// // The condition is false: it returns at once.
+    /// assert!(!guard.wait_while_for(|| !ready.load(Relaxed), Duration::from_millis(1)).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_for(
         &mut self,
@@ -271,6 +464,19 @@ impl<'a> MonitorGuard<'a> {
 
     /// As [`wait_while`](Self::wait_while), giving up at `deadline`; timed
     /// out if the condition still held then.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut queue = vec![1];
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(!guard.wait_while_until(|| queue.is_empty(), deadline).timed_out());
+    /// queue.clear();
+    /// assert!(guard.wait_while_until(|| queue.is_empty(), deadline).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_until(
         &mut self,
@@ -284,12 +490,62 @@ impl<'a> MonitorGuard<'a> {
     /// when this thread releases the monitor, it is handed to that waiter.
     /// Returns `false` if nobody was waiting: notifications are not
     /// remembered.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// assert!(!word.lock().notify_one()); // nobody waits: not remembered
+    /// let woken = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| word.lock().wait_while(|| !woken.load(Relaxed)));
+    ///     // Retries until the notification reaches the waiter.
+    ///     loop {
+    ///         let guard = word.lock();
+    ///         if guard.notify_one() {
+    ///             woken.store(true, Relaxed);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     pub fn notify_one(&self) -> bool {
         self.word.notify(self.record, false) != 0
     }
 
     /// Marks every thread waiting on this monitor as notified, and returns
     /// how many there were; each gets the monitor in turn.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let arrived = AtomicUsize::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..3 {
+    ///         s.spawn(|| {
+    ///             let mut guard = word.lock();
+    ///             arrived.fetch_add(1, Relaxed);
+    ///             guard.wait_while(|| arrived.load(Relaxed) != 0);
+    ///         });
+    ///     }
+    ///     // Once all three wait, wakes them together.
+    ///     loop {
+    ///         let guard = word.lock();
+    ///         if arrived.load(Relaxed) == 3 {
+    ///             arrived.store(0, Relaxed);
+    ///             assert_eq!(guard.notify_all(), 3);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     pub fn notify_all(&self) -> usize {
         self.word.notify(self.record, true)
     }
@@ -447,9 +703,39 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
 ///
 /// [`SynchronizedGuard`]: crate::SynchronizedGuard
 /// [`Condition`]: crate::Condition
+///
+/// ```
+/// use metalock::{AsMonitorGuard, Condition, MultiUseWord, Synchronized};
+/// use std::time::Duration;
+///
+/// /// Waits for `changed` with whichever guard the caller holds.
+/// fn pause<G: AsMonitorGuard>(changed: &Condition, guard: &mut G) -> bool {
+///     changed.wait_for(guard, Duration::from_millis(1)).timed_out()
+/// }
+///
+/// let changed = Condition::new();
+/// let word = MultiUseWord::new();
+/// assert!(pause(&changed, &mut word.lock()));
+/// let value = Synchronized::new(0);
+/// assert!(pause(&changed, &mut value.lock()));
+/// ```
 pub trait AsMonitorGuard: sealed::Sealed {
     /// What the condition of a `wait_while` sees: the protected value of a
     /// `SynchronizedGuard`, nothing (`()`) for a `MonitorGuard`.
+    ///
+    /// ```
+    /// use metalock::{Condition, MultiUseWord, Synchronized};
+    ///
+    /// let changed = Condition::new();
+    /// // Through a `SynchronizedGuard`, the condition sees the value...
+    /// let value = Synchronized::new(1);
+    /// let mut guard = value.lock();
+    /// changed.wait_while(&mut guard, |value: &mut i32| *value == 0);
+    /// assert_eq!(*guard, 1);
+    /// // ...through a `MonitorGuard`, nothing.
+    /// let word = MultiUseWord::new();
+    /// changed.wait_while(&mut word.lock(), |_: &mut ()| false);
+    /// ```
     type Target: ?Sized;
 
     /// What a condition sees. Not part of the API.
@@ -551,21 +837,74 @@ impl core::fmt::Debug for MonitorGuard<'_> {
 /// ```
 pub trait Monitor {
     /// The word that holds this object's monitor.
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// struct Tagged {
+    ///     word: MultiUseWord,
+    /// }
+    ///
+    /// impl Monitor for Tagged {
+    ///     fn multi_use_word(&self) -> &MultiUseWord {
+    ///         &self.word
+    ///     }
+    /// }
+    ///
+    /// let tagged = Tagged { word: MultiUseWord::with_payload(7) };
+    /// let _guard = tagged.lock();
+    /// assert!(tagged.multi_use_word().is_held_by_current_thread());
+    /// assert_eq!(tagged.multi_use_word().payload(), 7);
+    /// ```
     fn multi_use_word(&self) -> &MultiUseWord;
 
     /// Enters the object's monitor; see [`MultiUseWord::lock`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn depth_inside(object: &impl Monitor) -> usize {
+    ///     object.lock().depth()
+    /// }
+    ///
+    /// let word = MultiUseWord::new(); // a word is a `Monitor` too
+    /// assert_eq!(depth_inside(&word), 1);
+    /// let _guard = word.lock();
+    /// assert_eq!(depth_inside(&word), 2);
+    /// ```
     fn lock(&self) -> MonitorGuard<'_> {
         self.multi_use_word().lock()
     }
 
     /// Enters the object's monitor if it is free or already ours; see
     /// [`MultiUseWord::try_lock`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn enter_twice(object: &impl Monitor) -> Option<usize> {
+    ///     let _outer = object.lock();
+    ///     object.try_lock().map(|inner| inner.depth())
+    /// }
+    ///
+    /// assert_eq!(enter_twice(&MultiUseWord::new()), Some(2));
+    /// ```
     fn try_lock(&self) -> Option<MonitorGuard<'_>> {
         self.multi_use_word().try_lock()
     }
 
     /// Runs `f` inside the object's monitor, like Java's `synchronized`
     /// block; the monitor is released however `f` ends.
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let timed_out = word.synchronized(|guard| guard.wait_for(Duration::from_millis(1)));
+    /// assert!(timed_out.timed_out());
+    /// assert!(!word.is_locked()); // released when `f` returned
+    /// ```
     fn synchronized<R>(&self, f: impl FnOnce(&mut MonitorGuard<'_>) -> R) -> R {
         let mut guard = self.lock();
         f(&mut guard)

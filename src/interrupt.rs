@@ -33,6 +33,19 @@ use crate::exec_env::interrupt::Interrupt;
 /// A way to interrupt one thread, from any thread: `Clone`, `Send` and
 /// `Sync`. Made by [`interrupt_handle`] on the thread it interrupts; it
 /// stays valid (and harmless) after that thread exits.
+///
+/// ```
+/// use metalock::{InterruptHandle, Interrupted, MultiUseWord};
+///
+/// let handle: InterruptHandle = metalock::interrupt_handle();
+/// let word = MultiUseWord::new();
+/// let mut guard = word.lock();
+/// std::thread::scope(|s| {
+///     s.spawn(|| handle.interrupt()); // from another thread
+/// });
+/// // The flag was set before the wait: it ends at once.
+/// assert_eq!(guard.wait_interruptibly(), Err(Interrupted));
+/// ```
 #[derive(Clone, Debug)]
 pub struct InterruptHandle(Arc<Interrupt>);
 
@@ -56,6 +69,18 @@ impl InterruptHandle {
     }
 
     /// Whether the thread's flag is set (a snapshot; it is not cleared).
+    ///
+    /// ```
+    /// let handle = metalock::interrupt_handle();
+    /// assert!(!handle.is_interrupted());
+    /// handle.interrupt();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(handle.is_interrupted())); // any thread may look
+    /// });
+    /// assert!(handle.is_interrupted()); // looking does not clear it
+    /// assert!(metalock::interrupted()); // this does
+    /// assert!(!handle.is_interrupted());
+    /// ```
     pub fn is_interrupted(&self) -> bool {
         self.0.is_pending()
     }
@@ -97,6 +122,21 @@ pub fn interrupted() -> bool {
 
 /// The error of a wait that an interrupt ended: the monitor is held again,
 /// at the depth it had, and the thread's interrupt flag is clear.
+///
+/// ```
+/// use metalock::MultiUseWord;
+/// use std::error::Error;
+///
+/// fn next_job(word: &MultiUseWord) -> Result<(), Box<dyn Error>> {
+///     let mut guard = word.lock();
+///     guard.wait_interruptibly()?; // an `Error`, so `?` converts it
+///     Ok(())
+/// }
+///
+/// metalock::interrupt_handle().interrupt();
+/// let error = next_job(&MultiUseWord::new()).unwrap_err();
+/// assert_eq!(error.to_string(), "the wait was interrupted");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Interrupted;
 

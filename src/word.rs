@@ -77,6 +77,21 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 /// `metalock::MultiUseWord` under `ignore-interior-mutability` in
 /// `clippy.toml`, is sound for such keys.
 ///
+/// ```
+/// use metalock::MultiUseWord;
+///
+/// struct Node {
+///     word: MultiUseWord, // the monitor, and a payload: here a cached hash
+///     value: u32,
+/// }
+///
+/// let node = Node { word: MultiUseWord::with_payload(0x2a), value: 1 };
+/// let guard = node.word.lock();
+/// assert_eq!(node.word.payload(), 0x2a); // displaced, still readable
+/// drop(guard);
+/// assert_eq!((node.word.payload(), node.value), (0x2a, 1));
+/// ```
+///
 /// Invariant: the word's value is always one of the four forms above; only
 /// the meta-lock holder (or the extra-fast path, by one compare-and-swap from
 /// NEUTRAL or back to it) changes a non-BUSY word.
@@ -90,13 +105,40 @@ const _: () = assert!(core::mem::size_of::<MultiUseWord>() == core::mem::size_of
 
 impl MultiUseWord {
     /// Bits of payload a word carries.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// // Three low bits are the lock's; the rest carry the payload.
+    /// assert_eq!(MultiUseWord::PAYLOAD_BITS, usize::BITS - 3);
+    /// assert_eq!(MultiUseWord::MAX_PAYLOAD.count_ones(), MultiUseWord::PAYLOAD_BITS);
+    /// ```
     pub const PAYLOAD_BITS: u32 = usize::BITS - PAYLOAD_SHIFT;
 
     /// The largest payload a word carries.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::with_payload(MultiUseWord::MAX_PAYLOAD);
+    /// let guard = word.lock();
+    /// drop(guard);
+    /// assert_eq!(word.payload(), MultiUseWord::MAX_PAYLOAD); // nothing lost
+    /// ```
     pub const MAX_PAYLOAD: usize = usize::MAX >> PAYLOAD_SHIFT;
 
     const_unless_loom! {
         /// A word with payload 0, unlocked.
+        ///
+        /// ```
+        /// use metalock::MultiUseWord;
+        ///
+        /// // `const`: a word can be a `static`.
+        /// static WORD: MultiUseWord = MultiUseWord::new();
+        ///
+        /// assert_eq!(WORD.payload(), 0);
+        /// assert!(!WORD.is_locked() && !WORD.is_fair());
+        /// ```
         pub fn new() -> Self {
             Self {
                 word: Word::new(NEUTRAL),
@@ -111,6 +153,18 @@ impl MultiUseWord {
         ///
         /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS):
         /// the payload is never silently truncated.
+        ///
+        /// ```
+        /// use metalock::MultiUseWord;
+        /// use std::panic::catch_unwind;
+        ///
+        /// let word = MultiUseWord::with_payload(0xbeef);
+        /// assert_eq!(word.payload(), 0xbeef);
+        /// assert!(!word.is_locked());
+        /// // Too wide: it panics rather than truncate.
+        /// let too_wide = catch_unwind(|| MultiUseWord::with_payload(MultiUseWord::MAX_PAYLOAD + 1));
+        /// assert!(too_wide.is_err());
+        /// ```
         #[track_caller]
         pub fn with_payload(payload: usize) -> Self {
             assert!(
@@ -154,6 +208,16 @@ impl MultiUseWord {
         /// # Panics
         ///
         /// If `payload` is wider than [`PAYLOAD_BITS`](Self::PAYLOAD_BITS).
+        ///
+        /// ```
+        /// use metalock::MultiUseWord;
+        ///
+        /// let word = MultiUseWord::fair_with_payload(9);
+        /// assert!(word.is_fair());
+        /// assert_eq!(word.payload(), 9);
+        /// word.set_payload(10);
+        /// assert!(word.is_fair()); // the payload does not touch fairness
+        /// ```
         #[track_caller]
         pub fn fair_with_payload(payload: usize) -> Self {
             assert!(

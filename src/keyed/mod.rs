@@ -92,6 +92,18 @@ pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
 
 /// As [`try_lock`], waiting at most `timeout` for another thread to
 /// release the monitor of `value`.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let config = String::from("v1");
+/// let guard = metalock::lock(&config);
+/// std::thread::scope(|s| {
+///     s.spawn(|| assert!(metalock::try_lock_for(&config, Duration::from_millis(10)).is_none()));
+/// });
+/// drop(guard);
+/// assert!(metalock::try_lock_for(&config, Duration::from_millis(10)).is_some());
+/// ```
 #[track_caller]
 pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuard<'_>> {
     let (pin, word) = cache::pin(key_of(value));
@@ -175,6 +187,18 @@ pub fn keyed_monitors() -> usize {
 /// same methods as [`MonitorGuard`]. Dropping it leaves that level, on
 /// every exit from its scope, panics included. Neither `Send` nor `Sync`.
 ///
+/// ```
+/// use metalock::KeyedGuard;
+///
+/// let totals = vec![0_u64; 4];
+/// let guard: KeyedGuard<'_> = metalock::lock(&totals);
+/// assert_eq!(guard.depth(), 1);
+/// // The guard borrows `totals`: it can move again once the guard is gone.
+/// drop(guard);
+/// let moved = totals;
+/// assert!(!metalock::is_locked(&moved));
+/// ```
+///
 /// Invariant: `monitor` holds the word that `pin` keeps alive, and is
 /// dropped first (field order); `'a` borrows the value whose address is the
 /// key, so the value outlives the guard.
@@ -198,24 +222,72 @@ impl KeyedGuard<'_> {
     }
 
     /// How many levels the calling thread holds the monitor at.
+    ///
+    /// ```
+    /// let value = 7_u32;
+    /// let outer = metalock::lock(&value);
+    /// let inner = metalock::lock(&value); // reentrant
+    /// assert_eq!(inner.depth(), 2);
+    /// drop(inner);
+    /// assert_eq!(outer.depth(), 1);
+    /// ```
     pub fn depth(&self) -> usize {
         self.monitor.depth()
     }
 
     /// Releases the monitor fully, waits for a notify, and re-enters at the
     /// same depth; see [`MonitorGuard::wait`].
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let ready = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let guard = metalock::lock(&ready);
+    ///         ready.store(true, Relaxed);
+    ///         guard.notify_all();
+    ///     });
+    ///     let mut guard = metalock::lock(&ready);
+    ///     while !ready.load(Relaxed) {
+    ///         guard.wait();
+    ///     }
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait(&mut self) {
         self.monitor.wait();
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let value = vec![1, 2];
+    /// let mut guard = metalock::lock(&value);
+    /// // Nobody notifies: the wait gives up, and the monitor is held again.
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// assert!(metalock::is_held_by_current_thread(&value));
+    /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
         self.monitor.wait_for(timeout)
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let value = 0_u8;
+    /// let _outer = metalock::lock(&value);
+    /// let mut guard = metalock::lock(&value);
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(guard.wait_until(deadline).timed_out());
+    /// assert_eq!(guard.depth(), 2);
+    /// ```
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
@@ -223,6 +295,21 @@ impl KeyedGuard<'_> {
 
     /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
     /// it too; see [`MonitorGuard::wait_interruptibly`].
+    ///
+    /// ```
+    /// use metalock::Interrupted;
+    ///
+    /// let inbox = Vec::<u32>::new();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     let waiter = s.spawn(|| {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         metalock::lock(&inbox).wait_interruptibly()
+    ///     });
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
         self.monitor.wait_interruptibly()
@@ -230,6 +317,18 @@ impl KeyedGuard<'_> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
     /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::Interrupted;
+    /// use std::time::Duration;
+    ///
+    /// let value = 0_u8;
+    /// let mut guard = metalock::lock(&value);
+    /// assert!(guard.wait_for_interruptibly(Duration::from_millis(1)).unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once.
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_for_interruptibly(Duration::from_secs(60)), Err(Interrupted));
+    /// ```
     #[track_caller]
     pub fn wait_for_interruptibly(
         &mut self,
@@ -240,6 +339,19 @@ impl KeyedGuard<'_> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
     /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted};
+    /// use std::time::Duration;
+    ///
+    /// let value = 0_u8;
+    /// let mut guard = metalock::lock(&value);
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_until_interruptibly(deadline), Err(Interrupted));
+    /// // The interrupt was consumed: the next wait runs until the deadline.
+    /// assert!(guard.wait_until_interruptibly(deadline).unwrap().timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_until_interruptibly(
         &mut self,
@@ -249,12 +361,42 @@ impl KeyedGuard<'_> {
     }
 
     /// Waits while `condition` holds, re-checking it after every wake-up.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    ///
+    /// let done = AtomicU32::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| {
+    ///             let guard = metalock::lock(&done);
+    ///             done.fetch_add(1, Relaxed);
+    ///             guard.notify_all();
+    ///         });
+    ///     }
+    ///     let mut guard = metalock::lock(&done);
+    ///     guard.wait_while(|| done.load(Relaxed) < 2);
+    /// });
+    /// assert_eq!(done.into_inner(), 2);
+    /// ```
     #[track_caller]
     pub fn wait_while(&mut self, mut condition: impl FnMut() -> bool) {
         wait_while_until(self, WaitSet::Monitor, |()| condition(), None);
     }
 
     /// As [`wait_while`](Self::wait_while), giving up after `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let mut queue = Vec::<u32>::new();
+    /// let mut guard = metalock::lock(&queue);
+    /// assert!(guard.wait_while_for(|| queue.is_empty(), Duration::from_millis(1)).timed_out());
+    /// drop(guard);
+    /// queue.push(1);
+    /// let mut guard = metalock::lock(&queue);
+    /// assert!(!guard.wait_while_for(|| queue.is_empty(), Duration::from_millis(1)).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_for(
         &mut self,
@@ -266,6 +408,18 @@ impl KeyedGuard<'_> {
     }
 
     /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::Instant;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    /// use std::time::Duration;
+    ///
+    /// let ready = AtomicBool::new(false);
+    /// let mut guard = metalock::lock(&ready);
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// let result = guard.wait_while_until(|| !ready.load(Relaxed), deadline);
+    /// assert!(result.timed_out()); // nobody set the flag
+    /// ```
     #[track_caller]
     pub fn wait_while_until(
         &mut self,
@@ -277,17 +431,73 @@ impl KeyedGuard<'_> {
 
     /// Marks the longest waiter as notified; `false` if nobody waited. See
     /// [`MonitorGuard::notify_one`].
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let woken = AtomicBool::new(false);
+    /// assert!(!metalock::lock(&woken).notify_one()); // nobody waits: not remembered
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| metalock::lock(&woken).wait_while(|| !woken.load(Relaxed)));
+    ///     // Retries until the notification reaches the waiter.
+    ///     loop {
+    ///         let guard = metalock::lock(&woken);
+    ///         if guard.notify_one() {
+    ///             woken.store(true, Relaxed);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     pub fn notify_one(&self) -> bool {
         self.monitor.notify_one()
     }
 
     /// Marks every waiter as notified; how many there were.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    ///
+    /// let arrived = AtomicUsize::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| {
+    ///             let mut guard = metalock::lock(&arrived);
+    ///             arrived.fetch_add(1, Relaxed);
+    ///             guard.wait_while(|| arrived.load(Relaxed) != 0);
+    ///         });
+    ///     }
+    ///     // Once both wait, wakes them together.
+    ///     loop {
+    ///         let guard = metalock::lock(&arrived);
+    ///         if arrived.load(Relaxed) == 2 {
+    ///             arrived.store(0, Relaxed);
+    ///             assert_eq!(guard.notify_all(), 2);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     pub fn notify_all(&self) -> usize {
         self.monitor.notify_all()
     }
 
     /// Releases this level, handing the monitor to the first queued thread
     /// if it was the last; see [`MonitorGuard::unlock_fair`].
+    ///
+    /// ```
+    /// let value = 1_u8;
+    /// let outer = metalock::lock(&value);
+    /// let inner = metalock::lock(&value);
+    /// inner.unlock_fair(); // one level: still held
+    /// assert!(metalock::is_held_by_current_thread(&value));
+    /// outer.unlock_fair();
+    /// assert!(!metalock::is_locked(&value));
+    /// ```
     pub fn unlock_fair(self) {
         let Self { monitor, pin, .. } = self;
         monitor.unlock_fair();

@@ -128,6 +128,20 @@ unsafe impl<T: ?Sized + Send> Sync for Synchronized<T> {}
 impl<T> Synchronized<T> {
     const_unless_loom! {
         /// Wraps `value`, unlocked.
+        ///
+        /// ```
+        /// use metalock::Synchronized;
+        ///
+        /// // `const`: a `Synchronized` can be a `static`.
+        /// static HITS: Synchronized<u32> = Synchronized::new(0);
+        ///
+        /// std::thread::scope(|s| {
+        ///     for _ in 0..4 {
+        ///         s.spawn(|| *HITS.lock() += 1);
+        ///     }
+        /// });
+        /// assert_eq!(*HITS.lock(), 4);
+        /// ```
         pub fn new(value: T) -> Self {
             Self {
                 word: MultiUseWord::new(),
@@ -175,6 +189,19 @@ impl<T: ?Sized> Synchronized<T> {
     ///
     /// If the calling thread holds this monitor already (a `Synchronized` is
     /// not reentrant; see the module documentation).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::panic::{AssertUnwindSafe, catch_unwind};
+    ///
+    /// let names = Synchronized::new(vec!["a"]);
+    /// let mut guard = names.lock();
+    /// guard.push("b");
+    /// // Locking again on the same thread would alias the value: it panics.
+    /// assert!(catch_unwind(AssertUnwindSafe(|| drop(names.lock()))).is_err());
+    /// drop(guard);
+    /// assert_eq!(*names.lock(), ["a", "b"]);
+    /// ```
     #[inline(always)]
     #[track_caller]
     pub fn lock(&self) -> SynchronizedGuard<'_, T> {
@@ -233,6 +260,23 @@ impl<T: ?Sized> Synchronized<T> {
     }
 
     /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let held = value.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let deadline = Instant::now() + Duration::from_millis(10);
+    ///         assert!(value.try_lock_until(deadline).is_none());
+    ///     });
+    /// });
+    /// drop(held);
+    /// *value.try_lock_until(Instant::now()).unwrap() += 1;
+    /// assert_eq!(*value.lock(), 1);
+    /// ```
     #[inline]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<SynchronizedGuard<'_, T>> {
         guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
@@ -240,16 +284,49 @@ impl<T: ?Sized> Synchronized<T> {
     }
 
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// assert!(Synchronized::new_fair(0).is_fair());
+    /// assert!(!Synchronized::new(0).is_fair());
+    /// ```
     pub fn is_fair(&self) -> bool {
         self.word.is_fair()
     }
 
     /// Whether some thread holds the monitor now (a snapshot).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let value = Synchronized::new(0);
+    /// assert!(!value.is_locked());
+    /// let guard = value.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(value.is_locked())); // whichever thread holds it
+    /// });
+    /// drop(guard);
+    /// assert!(!value.is_locked());
+    /// ```
     pub fn is_locked(&self) -> bool {
         self.word.is_locked()
     }
 
     /// Whether the calling thread holds the monitor.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let guard = value.lock();
+    /// assert!(value.is_held_by_current_thread());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(!value.is_held_by_current_thread()));
+    /// });
+    /// drop(guard);
+    /// assert!(!value.is_held_by_current_thread());
+    /// ```
     pub fn is_held_by_current_thread(&self) -> bool {
         self.word.is_held_by_current_thread()
     }
@@ -344,18 +421,62 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// Releases the monitor, blocks until another thread notifies, and
     /// re-enters. Call it in a loop that re-checks the condition, or use
     /// [`wait_while`](Self::wait_while).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let flag = Synchronized::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut set = flag.lock();
+    ///         *set = true;
+    ///         set.notify_all();
+    ///     });
+    ///     let mut guard = flag.lock();
+    ///     while !*guard {
+    ///         guard.wait();
+    ///     }
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait(&mut self) {
         self.monitor.wait();
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::time::Duration;
+    ///
+    /// let inbox = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = inbox.lock();
+    /// // Nothing arrives: the wait gives up, and the monitor is held again.
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// assert!(guard.is_empty());
+    /// assert!(inbox.is_held_by_current_thread());
+    /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
         self.monitor.wait_for(timeout)
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let inbox = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = inbox.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// while guard.is_empty() {
+    ///     if guard.wait_until(deadline).timed_out() {
+    ///         break;
+    ///     }
+    /// }
+    /// assert!(guard.is_empty()); // nobody sent anything
+    /// ```
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
         self.monitor.wait_until(deadline)
@@ -363,6 +484,25 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
     /// it too; see [`MonitorGuard::wait_interruptibly`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    ///
+    /// let jobs = Synchronized::new(Vec::<u32>::new());
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     let worker = s.spawn(|| -> Result<Option<u32>, Interrupted> {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         let mut jobs = jobs.lock();
+    ///         while jobs.is_empty() {
+    ///             jobs.wait_interruptibly()?;
+    ///         }
+    ///         Ok(jobs.pop())
+    ///     });
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(worker.join().unwrap(), Err(Interrupted));
+    /// });
+    /// ```
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
@@ -371,6 +511,19 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
     /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let mut guard = value.lock();
+    /// assert!(guard.wait_for_interruptibly(Duration::from_millis(1)).unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once, and is cleared.
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_for_interruptibly(Duration::from_secs(60)), Err(Interrupted));
+    /// assert!(!metalock::interrupted());
+    /// ```
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_for_interruptibly(
@@ -382,6 +535,18 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
     /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let mut guard = value.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_until_interruptibly(deadline), Err(Interrupted));
+    /// assert!(guard.wait_until_interruptibly(deadline).unwrap().timed_out());
+    /// ```
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_until_interruptibly(
@@ -393,6 +558,24 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// Waits while `condition` holds for the value, re-checking it after
     /// every wake-up.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let count = Synchronized::new(0);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         for _ in 0..3 {
+    ///             let mut count = count.lock();
+    ///             *count += 1;
+    ///             count.notify_all();
+    ///         }
+    ///     });
+    ///     let mut guard = count.lock();
+    ///     guard.wait_while(|count| *count < 3);
+    ///     assert_eq!(*guard, 3);
+    /// });
+    /// ```
     #[track_caller]
     pub fn wait_while(&mut self, condition: impl FnMut(&mut T) -> bool) {
         wait_while_until(self, WaitSet::Monitor, condition, None);
@@ -400,6 +583,19 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// As [`wait_while`](Self::wait_while), giving up after `timeout`. The
     /// result is timed out if the condition still held when time ran out.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::time::Duration;
+    ///
+    /// let queue = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = queue.lock();
+    /// // Nothing arrives: timed out, with the condition still true.
+    /// assert!(guard.wait_while_for(|q| q.is_empty(), Duration::from_millis(1)).timed_out());
+    /// guard.push(1);
+    /// // The condition is false: it returns at once.
+    /// assert!(!guard.wait_while_for(|q| q.is_empty(), Duration::from_millis(1)).timed_out());
+    /// ```
     #[track_caller]
     pub fn wait_while_for(
         &mut self,
@@ -410,6 +606,18 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     }
 
     /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let stock = Synchronized::new(0_u32);
+    /// let mut guard = stock.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// let result = guard.wait_while_until(|stock| *stock == 0, deadline);
+    /// assert!(result.timed_out());
+    /// assert_eq!(*guard, 0);
+    /// ```
     #[track_caller]
     pub fn wait_while_until(
         &mut self,
@@ -421,6 +629,23 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// Marks the thread that has waited longest as notified; `false` if none
     /// waited.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let queue = Synchronized::new(Vec::<u32>::new());
+    /// assert!(!queue.lock().notify_one()); // nobody waits: not remembered
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut items = queue.lock();
+    ///         items.wait_while(|items| items.is_empty());
+    ///         assert_eq!(items.pop(), Some(1));
+    ///     });
+    ///     let mut guard = queue.lock();
+    ///     guard.push(1);
+    ///     guard.notify_one();
+    /// });
+    /// ```
     pub fn notify_one(&self) -> bool {
         self.monitor.notify_one()
     }
@@ -443,6 +668,32 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     }
 
     /// Marks every waiting thread as notified; returns how many.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let arrived = Synchronized::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..3 {
+    ///         s.spawn(|| {
+    ///             let mut arrived = arrived.lock();
+    ///             *arrived += 1;
+    ///             arrived.wait_while(|arrived| *arrived != 0);
+    ///         });
+    ///     }
+    ///     // Once all three wait, wakes them together.
+    ///     loop {
+    ///         let mut guard = arrived.lock();
+    ///         if *guard == 3 {
+    ///             *guard = 0;
+    ///             assert_eq!(guard.notify_all(), 3);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     pub fn notify_all(&self) -> usize {
         self.monitor.notify_all()
     }
@@ -477,6 +728,22 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// As [`unlocked`](Self::unlocked), handing the monitor to the thread
     /// queued longest when it releases it (see
     /// [`unlock_fair`](Self::unlock_fair)).
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let counter = Synchronized::new(0);
+    /// let mut guard = counter.lock();
+    /// *guard += 1;
+    /// SynchronizedGuard::unlocked_fair(&mut guard, || {
+    ///     // The monitor is free meanwhile: another thread gets in.
+    ///     std::thread::scope(|s| {
+    ///         s.spawn(|| *counter.lock() += 10);
+    ///     });
+    /// });
+    /// *guard += 1;
+    /// assert_eq!(*guard, 12);
+    /// ```
     pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
         guard.monitor.unlocked(true, f)
     }
@@ -484,6 +751,23 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// Hands the monitor to the thread queued longest, if any, and locks
     /// it again behind that thread (parking_lot's `MutexGuard::bump`); does
     /// nothing when no thread is queued.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let turns = Synchronized::new(Vec::new());
+    /// let mut guard = turns.lock();
+    /// guard.push("main");
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| turns.lock().push("worker"));
+    ///     // Keeps the monitor, but lets the worker have its turn once it queues.
+    ///     while guard.len() < 2 {
+    ///         SynchronizedGuard::bump(&mut guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// assert_eq!(*guard, ["main", "worker"]);
+    /// ```
     pub fn bump(guard: &mut Self) {
         if guard.monitor.word().has_queued_threads() {
             guard.monitor.unlocked(true, || ());
