@@ -24,10 +24,10 @@
 //!
 //! Addresses are those of the words: an embedded `MultiUseWord`, the word
 //! inside a `Synchronized` or `RawMonitor`, or a keyed monitor's table
-//! entry, whose value's address the dump shows too. A thread
-//! lists up to 7 held monitors by address and counts the rest. With the
-//! feature on, each guard records its monitor in its thread's list (a few
-//! plain stores); with it off, none of this is built.
+//! entry, whose value's address the dump shows too. With the
+//! feature on, each guard notes its monitor in its lock record (a plain
+//! store when it locks and one when it unlocks), and a snapshot reads every
+//! record; with it off, none of this is built.
 
 use core::fmt;
 use std::string::String;
@@ -35,10 +35,13 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
-use crate::exec_env::all_envs;
+use std::collections::HashMap;
+
+use crate::exec_env::{all_envs, for_each_batched_record};
+use crate::lock_record::LockRecord;
 use crate::lock_record::record_of;
-use crate::primitive::Ordering;
 use crate::word::{BUSY, LOCKED, MultiUseWord, state};
+use core::sync::atomic::Ordering;
 
 /// One monitor a thread holds.
 ///
@@ -161,7 +164,6 @@ pub struct ThreadDump {
     name: Option<String>,
     exited: bool,
     holds: Vec<HeldMonitor>,
-    holds_unlisted: usize,
     blocked: Option<BlockedOn>,
     ee: usize,
 }
@@ -226,8 +228,8 @@ impl ThreadDump {
         self.exited
     }
 
-    /// The monitors the thread holds, oldest first (not the one it waits
-    /// on, which a wait releases).
+    /// The monitors the thread holds, by address (not the one it waits on,
+    /// which a wait releases).
     ///
     /// ```
     /// use metalock::{MultiUseWord, diagnostics};
@@ -238,8 +240,9 @@ impl ThreadDump {
     /// let _second = metalock::lock(&value);
     /// let dump = diagnostics::snapshot();
     /// let holds = dump.current_thread().unwrap().holds();
-    /// assert_eq!(holds[0].monitor, &word as *const MultiUseWord as usize);
-    /// assert_eq!(holds[1].key, Some(&value as *const String as usize));
+    /// let word_address = &word as *const MultiUseWord as usize;
+    /// assert!(holds.iter().any(|held| held.monitor == word_address));
+    /// assert!(holds.iter().any(|held| held.key == Some(&value as *const String as usize)));
     /// ```
     pub fn holds(&self) -> &[HeldMonitor] {
         &self.holds
@@ -464,6 +467,7 @@ impl Deadlock {
 /// ```
 pub fn snapshot() -> Snapshot {
     let keys = crate::keyed::keys_by_word();
+    let held = held_by_thread();
     let now = Instant::now();
     let mut threads = Vec::new();
     for ee in all_envs() {
@@ -474,30 +478,28 @@ pub fn snapshot() -> Snapshot {
             unsafe { owner_of(&*(word as *const MultiUseWord)) }
         });
         let Some(observed) = observed else { continue };
-        let mut holds: Vec<HeldMonitor> = Vec::new();
-        for word in observed.held {
+        let mut holds: Vec<HeldMonitor> = held
+            .get(&ee.as_owner())
+            .into_iter()
+            .flatten()
             // A wait releases the monitor it waits on.
-            if observed
-                .blocked
-                .is_some_and(|blocked| blocked.waiting && blocked.word == word)
-            {
-                continue;
-            }
-            match holds.iter_mut().find(|held| held.monitor == word) {
-                Some(held) => held.depth += 1,
-                None => holds.push(HeldMonitor {
-                    monitor: word,
-                    depth: 1,
-                    key: keys.get(&word).copied(),
-                }),
-            }
-        }
+            .filter(|&&(word, _)| {
+                !observed
+                    .blocked
+                    .is_some_and(|blocked| blocked.waiting && blocked.word == word)
+            })
+            .map(|&(word, depth)| HeldMonitor {
+                monitor: word,
+                depth,
+                key: keys.get(&word).copied(),
+            })
+            .collect();
+        holds.sort_by_key(|held| held.monitor);
         threads.push(ThreadDump {
             id: observed.thread.id,
             name: observed.thread.name,
             exited: observed.thread.exited,
             holds,
-            holds_unlisted: observed.held_more,
             blocked: observed.blocked.map(|blocked| BlockedOn {
                 monitor: blocked.word,
                 kind: if blocked.waiting {
@@ -584,6 +586,27 @@ pub fn deadlocks() -> Vec<Deadlock> {
         .collect()
 }
 
+/// What every thread's guards hold, by EE address (lock records' owner):
+/// (word address, depth) of every record that notes a word, the EEs' hot
+/// records and every allocated batch. Read while the threads run: a
+/// snapshot, each pair as its owner last wrote it.
+fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
+    let mut held: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    let mut note = |record: &LockRecord| {
+        // Relaxed: see `guard::note_held`.
+        let word = record.diag_word.load(Ordering::Relaxed);
+        if word != 0 {
+            let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
+            held.entry(record.owner()).or_default().push((word, depth));
+        }
+    };
+    for ee in all_envs() {
+        note(ee.hot_record());
+    }
+    for_each_batched_record(note);
+    held
+}
+
 /// The EE address (a lock record's owner) of the thread that owns `word`,
 /// if it can be read without taking the meta-lock: a BUSY word is in the
 /// middle of an operation, and is read again a few times.
@@ -641,9 +664,6 @@ impl ThreadDump {
                 monitor_label(held.monitor, held.key),
                 held.depth
             )?;
-        }
-        if self.holds_unlisted > 0 {
-            writeln!(f, "    - holds {} more", self.holds_unlisted)?;
         }
         Ok(())
     }

@@ -787,19 +787,28 @@ impl Drop for MonitorGuard<'_> {
     }
 }
 
-/// Records in the calling thread's diagnostic list that a guard now holds
-/// (`held`) or no longer holds one level of `word`.
-#[cfg(all(feature = "diagnostics", not(metalock_model)))]
+/// Notes in `record`, for thread dumps, that a guard of it now holds
+/// (`held`) or no longer holds one level of `word`: two plain stores and a
+/// load of the count per lock and unlock, no load of anything stored since.
+#[cfg(all(feature = "diagnostics", not(loom)))]
 #[inline(always)]
 pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
-    // SAFETY: guards live on their owner's thread: the record's owner is
-    // the calling thread's EE.
-    let ee = unsafe { ExecEnv::of_owner(record.owner()) };
-    let word = word as *const MultiUseWord as usize;
+    use core::sync::atomic::Ordering::Relaxed;
+    // SAFETY: guards live on their owner's thread, whose field the count is.
+    let count = unsafe { record.count() };
+    // Relaxed: thread dumps read these as a snapshot of what the thread
+    // holds; nothing is ordered by them.
     if held {
-        ee.diag.push_held(word);
+        record
+            .diag_word
+            .store(word as *const MultiUseWord as usize, Relaxed);
+        if count != 1 {
+            record.diag_depth.store(count, Relaxed);
+        }
+    } else if count <= 1 {
+        record.diag_word.store(0, Relaxed);
     } else {
-        ee.diag.pop_held(word);
+        record.diag_depth.store(count - 1, Relaxed);
     }
 }
 

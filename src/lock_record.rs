@@ -64,6 +64,13 @@ pub(crate) struct LockRecord {
     /// How a contender has fared after invitations in its current enter.
     passed_over: UnsafeCell<PassedOver>,
     free_next: UnsafeCell<*mut LockRecord>,
+    /// Feature `diagnostics`: the address of the word a guard holds through
+    /// this record (0 if none) and the depth, written by the owner with
+    /// plain stores, read by thread dumps.
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+    pub(crate) diag_word: CoreAtomicUsize,
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+    pub(crate) diag_depth: CoreAtomicUsize,
 }
 
 // SAFETY: records are shared between threads by design (queues, the wait
@@ -112,6 +119,10 @@ impl LockRecord {
             wait_state: UnsafeCell::new(NOT_WAITING),
             passed_over: UnsafeCell::new(PassedOver::default()),
             free_next: UnsafeCell::new(ptr::null_mut()),
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            diag_word: CoreAtomicUsize::new(0),
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            diag_depth: CoreAtomicUsize::new(1),
         }
     }
 

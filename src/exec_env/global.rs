@@ -55,6 +55,8 @@ fn new_records(owner: usize, n: usize) -> *mut LockRecord {
     ) as *mut LockRecord
 }
 
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
+pub(crate) use pools::for_each_batched_record;
 #[cfg(not(metalock_model))]
 pub(super) use pools::{
     acquire_env, allocate_records, donate_records, push_env, take_donated_records,
@@ -73,6 +75,10 @@ mod pools {
     struct Pools {
         envs: *const ExecEnv,
         records: *mut LockRecord,
+        /// Every batch of records allocated (first record, length), for the
+        /// thread dump of `diagnostics`.
+        #[cfg(feature = "diagnostics")]
+        batches: alloc::vec::Vec<(usize, usize)>,
     }
 
     // SAFETY: the pointers lead to EEs and records that belong to no thread
@@ -82,6 +88,8 @@ mod pools {
     static POOLS: SysMutex<Pools> = SysMutex::new(Pools {
         envs: ptr::null(),
         records: ptr::null_mut(),
+        #[cfg(feature = "diagnostics")]
+        batches: alloc::vec::Vec::new(),
     });
 
     /// Takes an EE for a thread that has none: from the pool if one is there.
@@ -129,8 +137,25 @@ mod pools {
     /// A batch of `n` fresh records owned by `owner`, linked by the caller.
     pub(crate) fn allocate_records(owner: usize, n: usize) -> *mut LockRecord {
         let first = new_records(owner, n);
-        POOLS.with(|_| add(&RECORDS_ALLOCATED, n));
+        POOLS.with(|_pools| {
+            add(&RECORDS_ALLOCATED, n);
+            #[cfg(feature = "diagnostics")]
+            _pools.batches.push((first as usize, n));
+        });
         first
+    }
+
+    /// Runs `f` on every record allocated in batches (not the EEs' hot
+    /// records), for `diagnostics`.
+    #[cfg(feature = "diagnostics")]
+    pub(crate) fn for_each_batched_record(mut f: impl FnMut(&'static LockRecord)) {
+        let batches = POOLS.with(|pools| pools.batches.clone());
+        for (first, n) in batches {
+            for i in 0..n {
+                // SAFETY: a batch of `n` records that are never freed.
+                f(unsafe { &*(first as *const LockRecord).add(i) });
+            }
+        }
     }
 
     /// Gives the records of the free list starting at `head` to the pool.

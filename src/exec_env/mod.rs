@@ -85,6 +85,8 @@ pub use free_list::lock_records_allocated;
 pub(crate) use global::all_envs;
 #[cfg(feature = "__test-hooks")]
 pub use global::exec_envs_allocated;
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
+pub(crate) use global::for_each_batched_record;
 
 /// Whether the calling thread has an execution environment bound. Not part
 /// of the API.
