@@ -1,6 +1,15 @@
 //! The monitor API of the word: [`MonitorGuard`], the [`Monitor`] trait, and
-//! the methods of [`MultiUseWord`] that enter the monitor. The protocol they
-//! drive is in `monitor`.
+//! the methods of [`MultiUseWord`] that enter the monitor (`word`). The
+//! protocol they drive is in `monitor`; the wait loop behind every
+//! `wait_while` and the sealed [`AsMonitorGuard`] are in `waiting`.
+
+mod waiting;
+mod word;
+
+pub use waiting::AsMonitorGuard;
+pub(crate) use waiting::sealed;
+pub(crate) use waiting::wait_while_until;
+pub use word::Monitor;
 
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -14,138 +23,6 @@ use crate::lock_record::LockRecord;
 use crate::monitor::{WaitEnd, WaitSet};
 use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
-
-impl MultiUseWord {
-    /// Enters the monitor, blocking while another thread owns it. Reentrant:
-    /// the owner may enter again; each guard releases one level.
-    ///
-    /// ```
-    /// use metalock::MultiUseWord;
-    ///
-    /// let word = MultiUseWord::with_payload(42);
-    /// let outer = word.lock();
-    /// let inner = word.lock();
-    /// assert_eq!(inner.depth(), 2);
-    /// drop(inner);
-    /// drop(outer);
-    /// assert!(!word.is_locked());
-    /// assert_eq!(word.payload(), 42);
-    /// ```
-    #[inline(always)]
-    #[track_caller]
-    pub fn lock(&self) -> MonitorGuard<'_> {
-        let ee = ExecEnv::current();
-        let record = self.enter::<true>(ee);
-        MonitorGuard::new(self, record)
-    }
-
-    /// Enters the monitor if that needs no waiting for another thread's
-    /// monitor: it is free, or the calling thread owns it already.
-    ///
-    /// ```
-    /// use metalock::MultiUseWord;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let _guard = word.lock();
-    /// let again = word.try_lock().expect("the owner may enter again");
-    /// assert_eq!(again.depth(), 2);
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| assert!(word.try_lock().is_none()));
-    /// });
-    /// ```
-    #[inline]
-    #[track_caller]
-    pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
-        try_entered(|ee| self.try_enter::<true>(ee)).map(|record| MonitorGuard::new(self, record))
-    }
-
-    /// Enters the monitor, waiting at most `timeout` for another thread to
-    /// release it; `None` if it still holds it then. Reentrant, as
-    /// [`lock`](Self::lock). A waiting thread queues like `lock`'s and
-    /// leaves the queue when its time runs out.
-    ///
-    /// ```
-    /// use metalock::MultiUseWord;
-    /// use std::time::Duration;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let guard = word.lock();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| assert!(word.try_lock_for(Duration::from_millis(10)).is_none()));
-    /// });
-    /// drop(guard);
-    /// assert!(word.try_lock_for(Duration::from_millis(10)).is_some());
-    /// ```
-    #[inline]
-    #[track_caller]
-    pub fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
-        match deadline_after(timeout) {
-            Some(deadline) => self.try_lock_until(deadline),
-            None => Some(self.lock()),
-        }
-    }
-
-    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
-    ///
-    /// ```
-    /// use metalock::{Instant, MultiUseWord};
-    /// use std::time::Duration;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let guard = word.lock();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| {
-    ///         let deadline = Instant::now() + Duration::from_millis(10);
-    ///         assert!(word.try_lock_until(deadline).is_none());
-    ///     });
-    /// });
-    /// drop(guard);
-    /// // A free monitor is entered even when the deadline has passed.
-    /// assert!(word.try_lock_until(Instant::now()).is_some());
-    /// ```
-    #[inline]
-    #[track_caller]
-    pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
-        try_entered(|ee| self.try_enter_until::<true>(ee, deadline))
-            .map(|record| MonitorGuard::new(self, record))
-    }
-
-    /// Whether some thread owns the monitor now (a snapshot).
-    ///
-    /// ```
-    /// use metalock::MultiUseWord;
-    ///
-    /// let word = MultiUseWord::new();
-    /// assert!(!word.is_locked());
-    /// let guard = word.lock();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| assert!(word.is_locked())); // whichever thread owns it
-    /// });
-    /// drop(guard);
-    /// assert!(!word.is_locked());
-    /// ```
-    pub fn is_locked(&self) -> bool {
-        self.is_owned()
-    }
-
-    /// Whether the calling thread owns the monitor.
-    ///
-    /// ```
-    /// use metalock::MultiUseWord;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let guard = word.lock();
-    /// assert!(word.is_held_by_current_thread());
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| assert!(!word.is_held_by_current_thread()));
-    /// });
-    /// drop(guard);
-    /// assert!(!word.is_held_by_current_thread());
-    /// ```
-    pub fn is_held_by_current_thread(&self) -> bool {
-        self.is_owned_by_current_thread()
-    }
-}
 
 /// Whether a timed wait returned because its time ran out.
 ///
@@ -667,102 +544,6 @@ pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
     sys::get().now().checked_add(timeout)
 }
 
-/// The wait loop behind every `wait_while`: waits on `set` while `condition`
-/// holds for the guard's target, until `deadline`. Timed out if the
-/// condition still held when the time ran out. A wake-up after which the
-/// condition still holds is a futile one (counted with the `stats`
-/// feature): with one condition per kind of waiter there are none.
-#[track_caller]
-pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
-    guard: &mut G,
-    set: WaitSet<'_>,
-    mut condition: impl FnMut(&mut G::Target) -> bool,
-    deadline: Option<Instant>,
-) -> WaitTimeoutResult {
-    let mut woken = false;
-    while condition(guard.__target()) {
-        if woken {
-            #[cfg(all(feature = "stats", not(metalock_model)))]
-            {
-                let record = guard.__monitor_guard().0.record;
-                // SAFETY: the guard's record belongs to the calling thread.
-                let ee = unsafe { ExecEnv::of_owner(record.owner()) };
-                count!(ee, futile_wakeups);
-            }
-        }
-        woken = true;
-        if guard.__monitor_guard().0.wait_on(set, deadline) {
-            return WaitTimeoutResult(condition(guard.__target()));
-        }
-    }
-    WaitTimeoutResult(false)
-}
-
-/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`]; what
-/// [`Condition`]'s methods take. Sealed: the crate's guards implement it.
-///
-/// [`SynchronizedGuard`]: crate::SynchronizedGuard
-/// [`Condition`]: crate::Condition
-///
-/// ```
-/// use metalock::{AsMonitorGuard, Condition, MultiUseWord, Synchronized};
-/// use std::time::Duration;
-///
-/// /// Waits for `changed` with whichever guard the caller holds.
-/// fn pause<G: AsMonitorGuard>(changed: &Condition, guard: &mut G) -> bool {
-///     changed.wait_for(guard, Duration::from_millis(1)).timed_out()
-/// }
-///
-/// let changed = Condition::new();
-/// let word = MultiUseWord::new();
-/// assert!(pause(&changed, &mut word.lock()));
-/// let value = Synchronized::new(0);
-/// assert!(pause(&changed, &mut value.lock()));
-/// ```
-pub trait AsMonitorGuard: sealed::Sealed {
-    /// What the condition of a `wait_while` sees: the protected value of a
-    /// `SynchronizedGuard`, nothing (`()`) for a `MonitorGuard`.
-    ///
-    /// ```
-    /// use metalock::{Condition, MultiUseWord, Synchronized};
-    ///
-    /// let changed = Condition::new();
-    /// // Through a `SynchronizedGuard`, the condition sees the value...
-    /// let value = Synchronized::new(1);
-    /// let mut guard = value.lock();
-    /// changed.wait_while(&mut guard, |value: &mut i32| *value == 0);
-    /// assert_eq!(*guard, 1);
-    /// // ...through a `MonitorGuard`, nothing.
-    /// let word = MultiUseWord::new();
-    /// changed.wait_while(&mut word.lock(), |_: &mut ()| false);
-    /// ```
-    type Target: ?Sized;
-
-    /// What a condition sees. Not part of the API.
-    #[doc(hidden)]
-    fn __target(&mut self) -> &mut Self::Target;
-}
-
-pub(crate) mod sealed {
-    use super::MonitorGuard;
-
-    /// Keeps [`AsMonitorGuard`](super::AsMonitorGuard) to the crate's
-    /// guards.
-    pub trait Sealed {
-        /// The monitor guard inside, opaque outside the crate.
-        fn __monitor_guard(&self) -> MonitorRef<'_>;
-    }
-
-    /// The monitor guard inside a guard, with nothing a user can call: a
-    /// user who reached a `Synchronized`'s word could enter it a second time
-    /// and `wait` through that, releasing the monitor while the outer guard
-    /// still lends out the value (rule 2 of `synchronized`). A generic bound
-    /// on `AsMonitorGuard` makes `__monitor_guard` callable from anywhere,
-    /// so it is the returned type that stays closed.
-    #[derive(Debug)]
-    pub struct MonitorRef<'a>(pub(crate) &'a MonitorGuard<'a>);
-}
-
 impl sealed::Sealed for MonitorGuard<'_> {
     fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
         sealed::MonitorRef(self)
@@ -790,7 +571,7 @@ impl Drop for MonitorGuard<'_> {
 /// Notes in `record`, for thread dumps, that a guard of it now holds
 /// (`held`) or no longer holds one level of `word`: two plain stores and a
 /// load of the count per lock and unlock, no load of anything stored since.
-#[cfg(all(feature = "diagnostics", not(loom)))]
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 #[inline(always)]
 pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
     use core::sync::atomic::Ordering::Relaxed;
@@ -817,112 +598,6 @@ impl core::fmt::Debug for MonitorGuard<'_> {
         f.debug_struct("MonitorGuard")
             .field("depth", &self.depth())
             .finish_non_exhaustive()
-    }
-}
-
-/// Any type that embeds a [`MultiUseWord`] gets a monitor by implementing
-/// this one method.
-///
-/// ```
-/// use metalock::{Monitor, MultiUseWord};
-///
-/// struct Account {
-///     word: MultiUseWord,
-///     id: u32,
-/// }
-///
-/// impl Monitor for Account {
-///     fn multi_use_word(&self) -> &MultiUseWord {
-///         &self.word
-///     }
-/// }
-///
-/// let account = Account { word: MultiUseWord::new(), id: 7 };
-/// let id = account.synchronized(|guard| {
-///     assert_eq!(guard.depth(), 1);
-///     account.id
-/// });
-/// assert_eq!(id, 7);
-/// ```
-pub trait Monitor {
-    /// The word that holds this object's monitor.
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// struct Tagged {
-    ///     word: MultiUseWord,
-    /// }
-    ///
-    /// impl Monitor for Tagged {
-    ///     fn multi_use_word(&self) -> &MultiUseWord {
-    ///         &self.word
-    ///     }
-    /// }
-    ///
-    /// let tagged = Tagged { word: MultiUseWord::with_payload(7) };
-    /// let _guard = tagged.lock();
-    /// assert!(tagged.multi_use_word().is_held_by_current_thread());
-    /// assert_eq!(tagged.multi_use_word().payload(), 7);
-    /// ```
-    fn multi_use_word(&self) -> &MultiUseWord;
-
-    /// Enters the object's monitor; see [`MultiUseWord::lock`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn depth_inside(object: &impl Monitor) -> usize {
-    ///     object.lock().depth()
-    /// }
-    ///
-    /// let word = MultiUseWord::new(); // a word is a `Monitor` too
-    /// assert_eq!(depth_inside(&word), 1);
-    /// let _guard = word.lock();
-    /// assert_eq!(depth_inside(&word), 2);
-    /// ```
-    fn lock(&self) -> MonitorGuard<'_> {
-        self.multi_use_word().lock()
-    }
-
-    /// Enters the object's monitor if it is free or already ours; see
-    /// [`MultiUseWord::try_lock`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn enter_twice(object: &impl Monitor) -> Option<usize> {
-    ///     let _outer = object.lock();
-    ///     object.try_lock().map(|inner| inner.depth())
-    /// }
-    ///
-    /// assert_eq!(enter_twice(&MultiUseWord::new()), Some(2));
-    /// ```
-    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
-        self.multi_use_word().try_lock()
-    }
-
-    /// Runs `f` inside the object's monitor, like Java's `synchronized`
-    /// block; the monitor is released however `f` ends.
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    /// use std::time::Duration;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let timed_out = word.synchronized(|guard| guard.wait_for(Duration::from_millis(1)));
-    /// assert!(timed_out.timed_out());
-    /// assert!(!word.is_locked()); // released when `f` returned
-    /// ```
-    fn synchronized<R>(&self, f: impl FnOnce(&mut MonitorGuard<'_>) -> R) -> R {
-        let mut guard = self.lock();
-        f(&mut guard)
-    }
-}
-
-impl Monitor for MultiUseWord {
-    fn multi_use_word(&self) -> &MultiUseWord {
-        self
     }
 }
 

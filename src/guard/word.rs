@@ -1,0 +1,247 @@
+//! The methods of [`MultiUseWord`] that enter its monitor, and the
+//! [`Monitor`] trait that gives them to any type embedding a word.
+
+use core::time::Duration;
+
+use super::{MonitorGuard, deadline_after, try_entered};
+use crate::exec_env::ExecEnv;
+use crate::sys::Instant;
+use crate::word::MultiUseWord;
+
+impl MultiUseWord {
+    /// Enters the monitor, blocking while another thread owns it. Reentrant:
+    /// the owner may enter again; each guard releases one level.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::with_payload(42);
+    /// let outer = word.lock();
+    /// let inner = word.lock();
+    /// assert_eq!(inner.depth(), 2);
+    /// drop(inner);
+    /// drop(outer);
+    /// assert!(!word.is_locked());
+    /// assert_eq!(word.payload(), 42);
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn lock(&self) -> MonitorGuard<'_> {
+        let ee = ExecEnv::current();
+        let record = self.enter::<true>(ee);
+        MonitorGuard::new(self, record)
+    }
+
+    /// Enters the monitor if that needs no waiting for another thread's
+    /// monitor: it is free, or the calling thread owns it already.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _guard = word.lock();
+    /// let again = word.try_lock().expect("the owner may enter again");
+    /// assert_eq!(again.depth(), 2);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.try_lock().is_none()));
+    /// });
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        try_entered(|ee| self.try_enter::<true>(ee)).map(|record| MonitorGuard::new(self, record))
+    }
+
+    /// Enters the monitor, waiting at most `timeout` for another thread to
+    /// release it; `None` if it still holds it then. Reentrant, as
+    /// [`lock`](Self::lock). A waiting thread queues like `lock`'s and
+    /// leaves the queue when its time runs out.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.try_lock_for(Duration::from_millis(10)).is_none()));
+    /// });
+    /// drop(guard);
+    /// assert!(word.try_lock_for(Duration::from_millis(10)).is_some());
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.try_lock_until(deadline),
+            None => Some(self.lock()),
+        }
+    }
+
+    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let deadline = Instant::now() + Duration::from_millis(10);
+    ///         assert!(word.try_lock_until(deadline).is_none());
+    ///     });
+    /// });
+    /// drop(guard);
+    /// // A free monitor is entered even when the deadline has passed.
+    /// assert!(word.try_lock_until(Instant::now()).is_some());
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
+        try_entered(|ee| self.try_enter_until::<true>(ee, deadline))
+            .map(|record| MonitorGuard::new(self, record))
+    }
+
+    /// Whether some thread owns the monitor now (a snapshot).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// assert!(!word.is_locked());
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(word.is_locked())); // whichever thread owns it
+    /// });
+    /// drop(guard);
+    /// assert!(!word.is_locked());
+    /// ```
+    pub fn is_locked(&self) -> bool {
+        self.is_owned()
+    }
+
+    /// Whether the calling thread owns the monitor.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// assert!(word.is_held_by_current_thread());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(!word.is_held_by_current_thread()));
+    /// });
+    /// drop(guard);
+    /// assert!(!word.is_held_by_current_thread());
+    /// ```
+    pub fn is_held_by_current_thread(&self) -> bool {
+        self.is_owned_by_current_thread()
+    }
+}
+
+/// Any type that embeds a [`MultiUseWord`] gets a monitor by implementing
+/// this one method.
+///
+/// ```
+/// use metalock::{Monitor, MultiUseWord};
+///
+/// struct Account {
+///     word: MultiUseWord,
+///     id: u32,
+/// }
+///
+/// impl Monitor for Account {
+///     fn multi_use_word(&self) -> &MultiUseWord {
+///         &self.word
+///     }
+/// }
+///
+/// let account = Account { word: MultiUseWord::new(), id: 7 };
+/// let id = account.synchronized(|guard| {
+///     assert_eq!(guard.depth(), 1);
+///     account.id
+/// });
+/// assert_eq!(id, 7);
+/// ```
+pub trait Monitor {
+    /// The word that holds this object's monitor.
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// struct Tagged {
+    ///     word: MultiUseWord,
+    /// }
+    ///
+    /// impl Monitor for Tagged {
+    ///     fn multi_use_word(&self) -> &MultiUseWord {
+    ///         &self.word
+    ///     }
+    /// }
+    ///
+    /// let tagged = Tagged { word: MultiUseWord::with_payload(7) };
+    /// let _guard = tagged.lock();
+    /// assert!(tagged.multi_use_word().is_held_by_current_thread());
+    /// assert_eq!(tagged.multi_use_word().payload(), 7);
+    /// ```
+    fn multi_use_word(&self) -> &MultiUseWord;
+
+    /// Enters the object's monitor; see [`MultiUseWord::lock`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn depth_inside(object: &impl Monitor) -> usize {
+    ///     object.lock().depth()
+    /// }
+    ///
+    /// let word = MultiUseWord::new(); // a word is a `Monitor` too
+    /// assert_eq!(depth_inside(&word), 1);
+    /// let _guard = word.lock();
+    /// assert_eq!(depth_inside(&word), 2);
+    /// ```
+    fn lock(&self) -> MonitorGuard<'_> {
+        self.multi_use_word().lock()
+    }
+
+    /// Enters the object's monitor if it is free or already ours; see
+    /// [`MultiUseWord::try_lock`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn enter_twice(object: &impl Monitor) -> Option<usize> {
+    ///     let _outer = object.lock();
+    ///     object.try_lock().map(|inner| inner.depth())
+    /// }
+    ///
+    /// assert_eq!(enter_twice(&MultiUseWord::new()), Some(2));
+    /// ```
+    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        self.multi_use_word().try_lock()
+    }
+
+    /// Runs `f` inside the object's monitor, like Java's `synchronized`
+    /// block; the monitor is released however `f` ends.
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let timed_out = word.synchronized(|guard| guard.wait_for(Duration::from_millis(1)));
+    /// assert!(timed_out.timed_out());
+    /// assert!(!word.is_locked()); // released when `f` returned
+    /// ```
+    fn synchronized<R>(&self, f: impl FnOnce(&mut MonitorGuard<'_>) -> R) -> R {
+        let mut guard = self.lock();
+        f(&mut guard)
+    }
+}
+
+impl Monitor for MultiUseWord {
+    fn multi_use_word(&self) -> &MultiUseWord {
+        self
+    }
+}

@@ -1,0 +1,437 @@
+//! [`SynchronizedGuard`]: the value of a `Synchronized`, and its monitor's
+//! wait and notify, for as long as the guard lives.
+
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+use core::time::Duration;
+
+use super::Synchronized;
+use crate::guard::{
+    self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
+};
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
+use crate::monitor::WaitSet;
+use crate::sys::Instant;
+
+/// Exclusive access to the value of a [`Synchronized`], and to its monitor's
+/// `wait` and `notify`. Dropping the guard releases the monitor, on every
+/// exit from its scope, panics included.
+///
+/// ```
+/// use metalock::Synchronized;
+///
+/// let jobs = Synchronized::new(Vec::new());
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         let mut jobs = jobs.lock();
+///         jobs.wait_while(|jobs| jobs.is_empty());
+///         assert_eq!(jobs.pop(), Some("job"));
+///     });
+///     let mut guard = jobs.lock();
+///     guard.push("job");
+///     guard.notify_one();
+/// });
+/// ```
+///
+/// Invariant: `monitor` owns the monitor of `sync`, at depth 1.
+#[must_use = "the monitor is released as soon as the guard is dropped"]
+pub struct SynchronizedGuard<'a, T: ?Sized> {
+    pub(super) monitor: MonitorGuard<'a>,
+    pub(super) sync: &'a Synchronized<T>,
+}
+
+impl<T: ?Sized> SynchronizedGuard<'_, T> {
+    /// Releases the monitor, blocks until another thread notifies, and
+    /// re-enters. Call it in a loop that re-checks the condition, or use
+    /// [`wait_while`](Self::wait_while).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let flag = Synchronized::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut set = flag.lock();
+    ///         *set = true;
+    ///         set.notify_all();
+    ///     });
+    ///     let mut guard = flag.lock();
+    ///     while !*guard {
+    ///         guard.wait();
+    ///     }
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn wait(&mut self) {
+        self.monitor.wait();
+    }
+
+    /// As [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::time::Duration;
+    ///
+    /// let inbox = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = inbox.lock();
+    /// // Nothing arrives: the wait gives up, and the monitor is held again.
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// assert!(guard.is_empty());
+    /// assert!(inbox.is_held_by_current_thread());
+    /// ```
+    #[track_caller]
+    pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+        self.monitor.wait_for(timeout)
+    }
+
+    /// As [`wait`](Self::wait), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let inbox = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = inbox.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// while guard.is_empty() {
+    ///     if guard.wait_until(deadline).timed_out() {
+    ///         break;
+    ///     }
+    /// }
+    /// assert!(guard.is_empty()); // nobody sent anything
+    /// ```
+    #[track_caller]
+    pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
+        self.monitor.wait_until(deadline)
+    }
+
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
+    /// it too; see [`MonitorGuard::wait_interruptibly`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    ///
+    /// let jobs = Synchronized::new(Vec::<u32>::new());
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     let worker = s.spawn(|| -> Result<Option<u32>, Interrupted> {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         let mut jobs = jobs.lock();
+    ///         while jobs.is_empty() {
+    ///             jobs.wait_interruptibly()?;
+    ///         }
+    ///         Ok(jobs.pop())
+    ///     });
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(worker.join().unwrap(), Err(Interrupted));
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.monitor.wait_interruptibly()
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let mut guard = value.lock();
+    /// assert!(guard.wait_for_interruptibly(Duration::from_millis(1)).unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once, and is cleared.
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_for_interruptibly(Duration::from_secs(60)), Err(Interrupted));
+    /// assert!(!metalock::interrupted());
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_for_interruptibly(timeout)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let mut guard = value.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_until_interruptibly(deadline), Err(Interrupted));
+    /// assert!(guard.wait_until_interruptibly(deadline).unwrap().timed_out());
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.monitor.wait_until_interruptibly(deadline)
+    }
+
+    /// Waits while `condition` holds for the value, re-checking it after
+    /// every wake-up.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let count = Synchronized::new(0);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         for _ in 0..3 {
+    ///             let mut count = count.lock();
+    ///             *count += 1;
+    ///             count.notify_all();
+    ///         }
+    ///     });
+    ///     let mut guard = count.lock();
+    ///     guard.wait_while(|count| *count < 3);
+    ///     assert_eq!(*guard, 3);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn wait_while(&mut self, condition: impl FnMut(&mut T) -> bool) {
+        wait_while_until(self, WaitSet::Monitor, condition, None);
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up after `timeout`. The
+    /// result is timed out if the condition still held when time ran out.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::time::Duration;
+    ///
+    /// let queue = Synchronized::new(Vec::<u32>::new());
+    /// let mut guard = queue.lock();
+    /// // Nothing arrives: timed out, with the condition still true.
+    /// assert!(guard.wait_while_for(|q| q.is_empty(), Duration::from_millis(1)).timed_out());
+    /// guard.push(1);
+    /// // The condition is false: it returns at once.
+    /// assert!(!guard.wait_while_for(|q| q.is_empty(), Duration::from_millis(1)).timed_out());
+    /// ```
+    #[track_caller]
+    pub fn wait_while_for(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, condition, deadline_after(timeout))
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let stock = Synchronized::new(0_u32);
+    /// let mut guard = stock.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// let result = guard.wait_while_until(|stock| *stock == 0, deadline);
+    /// assert!(result.timed_out());
+    /// assert_eq!(*guard, 0);
+    /// ```
+    #[track_caller]
+    pub fn wait_while_until(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, condition, Some(deadline))
+    }
+
+    /// Marks the thread that has waited longest as notified; `false` if none
+    /// waited.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let queue = Synchronized::new(Vec::<u32>::new());
+    /// assert!(!queue.lock().notify_one()); // nobody waits: not remembered
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut items = queue.lock();
+    ///         items.wait_while(|items| items.is_empty());
+    ///         assert_eq!(items.pop(), Some(1));
+    ///     });
+    ///     let mut guard = queue.lock();
+    ///     guard.push(1);
+    ///     guard.notify_one();
+    /// });
+    /// ```
+    pub fn notify_one(&self) -> bool {
+        self.monitor.notify_one()
+    }
+
+    /// Releases the monitor, handing it to the first thread queued to enter
+    /// if there is one (see [`MonitorGuard::unlock_fair`]).
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let value = Synchronized::new(1);
+    /// let mut guard = value.lock();
+    /// *guard += 1;
+    /// guard.unlock_fair();
+    /// assert_eq!(*value.lock(), 2);
+    /// ```
+    #[inline]
+    pub fn unlock_fair(self) {
+        self.monitor.unlock_fair();
+    }
+
+    /// Marks every waiting thread as notified; returns how many.
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    ///
+    /// let arrived = Synchronized::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..3 {
+    ///         s.spawn(|| {
+    ///             let mut arrived = arrived.lock();
+    ///             *arrived += 1;
+    ///             arrived.wait_while(|arrived| *arrived != 0);
+    ///         });
+    ///     }
+    ///     // Once all three wait, wakes them together.
+    ///     loop {
+    ///         let mut guard = arrived.lock();
+    ///         if *guard == 3 {
+    ///             *guard = 0;
+    ///             assert_eq!(guard.notify_all(), 3);
+    ///             break;
+    ///         }
+    ///         drop(guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
+    pub fn notify_all(&self) -> usize {
+        self.monitor.notify_all()
+    }
+
+    /// Releases the monitor while `f` runs, and locks it again before
+    /// returning, also if `f` panics (parking_lot's `MutexGuard::unlocked`).
+    /// An associated function, called as `SynchronizedGuard::unlocked(&mut
+    /// guard, f)`, so that it cannot clash with a method of `T`.
+    ///
+    /// `f` must not leave this monitor held (by returning or forgetting a
+    /// guard of it): the process then aborts with a message, as re-entering
+    /// would alias the value.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let jobs = Synchronized::new(vec![1, 2]);
+    /// let mut guard = jobs.lock();
+    /// let job = guard.pop().unwrap();
+    /// // Run the job without blocking the queue.
+    /// let result = SynchronizedGuard::unlocked(&mut guard, || {
+    ///     assert!(!jobs.is_held_by_current_thread());
+    ///     job * 10
+    /// });
+    /// guard.push(result);
+    /// assert_eq!(*guard, [1, 20]);
+    /// ```
+    pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        guard.monitor.unlocked(false, f)
+    }
+
+    /// As [`unlocked`](Self::unlocked), handing the monitor to the thread
+    /// queued longest when it releases it (see
+    /// [`unlock_fair`](Self::unlock_fair)).
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let counter = Synchronized::new(0);
+    /// let mut guard = counter.lock();
+    /// *guard += 1;
+    /// SynchronizedGuard::unlocked_fair(&mut guard, || {
+    ///     // The monitor is free meanwhile: another thread gets in.
+    ///     std::thread::scope(|s| {
+    ///         s.spawn(|| *counter.lock() += 10);
+    ///     });
+    /// });
+    /// *guard += 1;
+    /// assert_eq!(*guard, 12);
+    /// ```
+    pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        guard.monitor.unlocked(true, f)
+    }
+
+    /// Hands the monitor to the thread queued longest, if any, and locks
+    /// it again behind that thread (parking_lot's `MutexGuard::bump`); does
+    /// nothing when no thread is queued.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let turns = Synchronized::new(Vec::new());
+    /// let mut guard = turns.lock();
+    /// guard.push("main");
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| turns.lock().push("worker"));
+    ///     // Keeps the monitor, but lets the worker have its turn once it queues.
+    ///     while guard.len() < 2 {
+    ///         SynchronizedGuard::bump(&mut guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// assert_eq!(*guard, ["main", "worker"]);
+    /// ```
+    pub fn bump(guard: &mut Self) {
+        if guard.monitor.word().has_queued_threads() {
+            guard.monitor.unlocked(true, || ());
+        }
+    }
+}
+
+impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {
+    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+        guard::sealed::MonitorRef(&self.monitor)
+    }
+}
+
+impl<T: ?Sized> AsMonitorGuard for SynchronizedGuard<'_, T> {
+    type Target = T;
+
+    fn __target(&mut self) -> &mut T {
+        self
+    }
+}
+
+impl<T: ?Sized> Deref for SynchronizedGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the guard owns the monitor (type invariant), so no other
+        // access to the value exists while the guard is borrowed.
+        self.sync.value.with(|value| unsafe { &*value })
+    }
+}
+
+impl<T: ?Sized> DerefMut for SynchronizedGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this access unique.
+        self.sync.value.with_mut(|value| unsafe { &mut *value })
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for SynchronizedGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
