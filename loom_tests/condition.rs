@@ -13,37 +13,11 @@
 
 use std::time::Duration;
 
-use loom::model::Builder;
+mod common;
+use common::{builder, explore};
 use loom::sync::Arc;
 use loom::thread;
 use metalock::{Condition, Synchronized};
-
-/// A builder for the models: `LOOM_MAX_PREEMPTIONS` if set, else `bound`.
-fn builder(bound: usize) -> Builder {
-    let mut builder = Builder::new();
-    builder.preemption_bound = builder.preemption_bound.or(Some(bound));
-    if cfg!(metalock_swap_only) {
-        // Every retry of the test-and-set meta-lock adds branches.
-        builder.max_branches = 10_000;
-    }
-    builder
-}
-
-/// Runs `model` and prints how many executions loom explored.
-fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let executions = std::sync::Arc::new(AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&executions);
-    let bound = builder.preemption_bound;
-    builder.check(move || {
-        count.fetch_add(1, Ordering::Relaxed);
-        model();
-    });
-    println!(
-        "{name}: {} executions (preemption bound {bound:?})",
-        executions.load(Ordering::Relaxed)
-    );
-}
 
 /// A value and two conditions on its monitor.
 struct Shared {

@@ -13,7 +13,8 @@
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_keyed`
 
 use loom::cell::UnsafeCell;
-use loom::model::Builder;
+mod common;
+use common::{builder, explore};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, MultiUseWord};
@@ -51,32 +52,6 @@ fn read(cell: &UnsafeCell<usize>) -> usize {
     let _guard = metalock::lock(cell);
     // SAFETY: we hold the cell's monitor.
     cell.with(|c| unsafe { *c })
-}
-
-fn builder(bound: usize) -> Builder {
-    let mut builder = Builder::new();
-    builder.preemption_bound = builder.preemption_bound.or(Some(bound));
-    if cfg!(metalock_swap_only) {
-        builder.max_branches = 10_000;
-    }
-    builder
-}
-
-/// Runs `model` under `builder` and prints how many executions loom
-/// explored.
-fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let executions = std::sync::Arc::new(AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&executions);
-    let bound = builder.preemption_bound;
-    builder.check(move || {
-        count.fetch_add(1, Ordering::Relaxed);
-        model();
-    });
-    println!(
-        "{name}: {} executions (preemption bound {bound:?})",
-        executions.load(Ordering::Relaxed)
-    );
 }
 
 /// One thread locks x, then y (reclaiming x's entry on the way unless the
