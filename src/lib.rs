@@ -42,6 +42,7 @@
 //! | `monitor` | enter, exit, wait, notify, sections 4.3-4.4, Fig. 6-8; extra-fast path, 5.2 |
 //! | `lock_record` | lock records and their free lists, Fig. 3, section 5.1 |
 //! | `exec_env` | execution environments, Fig. 1 |
+//! | `keyed` | the monitor table for values without a word, paper 002 |
 //!
 //! # Features
 //!
@@ -61,6 +62,18 @@
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.
+//! - `diagnostics`: `diagnostics::snapshot()` (a thread dump) and
+//!   `diagnostics::deadlocks()`; nothing of it is built without the feature.
+//! - `shuttle`: the crate's primitives become shuttle's, for model-checking
+//!   a program with shuttle's schedulers (as `--cfg loom` does for loom); a
+//!   model build only.
+//!
+//! # Values without a word, and interrupts
+//!
+//! With `std`, `metalock::lock(&value)` gives any value a monitor, found by its
+//! address in a table of words (paper 002), and every guard that can wait
+//! has `wait_interruptibly` and friends, which an `InterruptHandle` ends
+//! (paper 000, section 2.1).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![cfg_attr(
     all(
