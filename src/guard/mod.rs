@@ -569,8 +569,9 @@ impl Drop for MonitorGuard<'_> {
 }
 
 /// Notes in `record`, for thread dumps, that a guard of it now holds
-/// (`held`) or no longer holds one level of `word`: two plain stores and a
-/// load of the count per lock and unlock, no load of anything stored since.
+/// (`held`) or no longer holds one level of `word`: one plain store when
+/// it locks and one when it unlocks (the depth too on recursive levels),
+/// and a load of the count, which nothing stored just before.
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 #[inline(always)]
 pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
