@@ -8,18 +8,13 @@ use metalock_downstream::Queue;
 
 /// Runs `model` under loom and returns the message it failed with, if any.
 fn failure_of(model: impl Fn() + Sync + Send + 'static) -> Option<String> {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(3);
-        builder.check(model);
-    }));
-    result.err().map(|panic| {
-        panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    failure_message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = Some(3);
+            builder.check(model);
+        },
+    )))
 }
 
 include!("common/models.rs");

@@ -4,9 +4,9 @@
 //! consumer passes; shuttle finds both planted bugs (each model must fail).
 #![cfg(feature = "shuttle")]
 
+use metalock_downstream::Queue;
 use shuttle::sync::Arc;
 use shuttle::thread;
-use metalock_downstream::Queue;
 
 /// Schedules tried per model, by each of the two schedulers.
 const ITERATIONS: usize = 2_000;
@@ -14,17 +14,12 @@ const ITERATIONS: usize = 2_000;
 /// Runs `model` under shuttle's random and PCT schedulers and returns the
 /// message it failed with, if any.
 fn failure_of(model: impl Fn() + Sync + Send + Clone + 'static) -> Option<String> {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        shuttle::check_random(model.clone(), ITERATIONS);
-        shuttle::check_pct(model, ITERATIONS, 3);
-    }));
-    result.err().map(|panic| {
-        panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    failure_message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            shuttle::check_random(model.clone(), ITERATIONS);
+            shuttle::check_pct(model, ITERATIONS, 3);
+        },
+    )))
 }
 
 include!("common/models.rs");

@@ -1,7 +1,18 @@
 // The models both checkers run (`models.rs` with loom, `shuttle_models.rs`
 // with shuttle), included into each: `Arc`, `thread` and `failure_of` (run
 // a model under the checker, return the message it failed with) come from
-// the including file.
+// the including file, which runs the model with `failure_message` below.
+
+/// The message a checker's run failed with, if it failed.
+fn failure_message(run: std::thread::Result<()>) -> Option<String> {
+    run.err().map(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
 
 /// Two consumers and a producer of two items.
 fn two_consumers(take: fn(&Queue) -> u32) {
