@@ -24,8 +24,8 @@
 //!
 //! - `distinct/{1,2}`: 1 or 2 threads, each locking an object of its own
 //!   (raw word, keyed, parking_lot): with nothing shared on the path, a
-//!   pair takes as long with 2 threads as with 1 (keyed monitors: each
-//!   thread's cache).
+//!   pair takes as long with 2 threads as with 1 (keyed monitors: homes on
+//!   lines of their own).
 //!
 //! The cost of the `diagnostics` feature is this suite run twice, against
 //! a saved baseline:

@@ -107,8 +107,7 @@ fn main() {
         savings.load(Relaxed)
     );
     println!(
-        "monitors left in the table: {} (this thread's cache; nothing grows with the \
-         values ever locked)",
+        "keyed monitors in use: {} (nothing grows with the values ever locked)",
         metalock::keyed_monitors()
     );
 }

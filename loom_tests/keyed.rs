@@ -1,13 +1,14 @@
 #![cfg(loom)]
-//! Loom models of the monitor table (`metalock::lock(&value)`) and of
-//! interrupts. Under loom there is no per-thread cache: every lock takes a
-//! table reference of its own and every unlock gives it back, so each
-//! unlock of the last user reclaims the entry, and the models reach
-//! insertion, lookup and reclamation racing each other and the monitor
-//! protocol on the entries' words. (The cache is thread-local bookkeeping,
-//! tested in `tests/keyed.rs`.) Reclaiming an entry whose word is not
-//! NEUTRAL panics (`table::release`), and data touched under a keyed
-//! monitor is a loom cell, so a monitor that excludes nothing shows.
+//! Loom models of keyed monitors (`metalock::lock(&value)`) and of
+//! interrupts. Under loom the table of homes has one home, which every
+//! address shares: the models meet a home rekeyed from one address to
+//! another, pinned by a thread queued or waiting on it, and addresses
+//! pushed to the overflow table (entries made, found and reclaimed) on
+//! every run. Reclaiming an entry whose word is not NEUTRAL panics
+//! (`table::release`); data touched under a keyed monitor is a loom cell,
+//! so a monitor that excludes nothing shows; and every locker checks that
+//! it holds the monitor of the address it asked for, so a thread that
+//! ends up holding a home rekeyed for another address shows too.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_keyed`
@@ -117,6 +118,39 @@ fn keyed_wait_and_notify() {
             guard.notify_one();
         }
         waiter.join().unwrap();
+    });
+}
+
+/// A thread waits on x's home while the main thread holds y: y must not
+/// rekey the home from under the waiter (it pins it), so y's monitor goes to
+/// the overflow table, and the notify on x, made while y is held, reaches
+/// the waiter in x's home. Without the pin, x would move to the overflow
+/// table and the notify would miss the waiter, which loom reports as a
+/// deadlock.
+#[test]
+fn a_waiter_keeps_its_home() {
+    explore("a_waiter_keeps_its_home", builder(2), || {
+        let values = Values::new();
+        let waiter = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || {
+                let mut guard = metalock::lock(&values.x);
+                // SAFETY: under the monitor of x.
+                while values.x.with(|c| unsafe { *c }) == 0 {
+                    guard.wait();
+                    assert!(metalock::is_held_by_current_thread(&values.x));
+                }
+            })
+        };
+        let y = metalock::lock(&values.y);
+        let x = metalock::lock(&values.x);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c = 1 });
+        x.notify_one();
+        drop(x);
+        drop(y);
+        waiter.join().unwrap();
+        assert_eq!(metalock::keyed_monitors(), 0);
     });
 }
 

@@ -20,7 +20,7 @@ use shuttle as model;
 #[cfg(all(metalock_model, not(metalock_swap_only)))]
 pub(crate) use model::sync::atomic::AtomicBool;
 #[cfg(metalock_model)]
-pub(crate) use model::sync::atomic::{AtomicUsize, Ordering};
+pub(crate) use model::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 #[cfg(all(not(metalock_model), not(metalock_swap_only)))]
 pub(crate) use core::sync::atomic::AtomicBool;

@@ -164,6 +164,10 @@ pub(crate) struct ExecEnv {
     /// `__with_meta_lock` seam), and may not take another.
     #[cfg(feature = "__test-hooks")]
     pub(crate) in_meta_lock_seam: UnsafeCell<bool>,
+    /// Thread-owned: the NEUTRAL form in which the thread's last keyed lock
+    /// found its address's home, if the home was keyed for it, else zero:
+    /// the next keyed lock's guess (`monitor::home`).
+    pub(crate) keyed_guess: UnsafeCell<usize>,
     /// This thread's event counters (feature `stats`).
     #[cfg(all(feature = "stats", not(metalock_model)))]
     pub(crate) stats: counters::ThreadStats,
@@ -209,6 +213,7 @@ impl ExecEnv {
             next_batch: UnsafeCell::new(free_list::FIRST_BATCH),
             #[cfg(feature = "__test-hooks")]
             in_meta_lock_seam: UnsafeCell::new(false),
+            keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
             stats: counters::ThreadStats::new(),
             #[cfg(all(feature = "diagnostics", not(metalock_model)))]

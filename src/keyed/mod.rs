@@ -1,34 +1,157 @@
 //! Monitors for values that embed no word (paper 002): the monitor of a
-//! value is found by its address in a table, with a per-thread cache in
-//! front, and runs the same meta-lock and monitor protocol as an embedded
-//! word: a table entry is a [`MultiUseWord`].
+//! value is found by its address, and runs the same meta-lock and monitor
+//! protocol as an embedded word.
+//!
+//! Two ways to find it. First the address's *home*, a word in a fixed table
+//! at the hash of the address (`crate::monitor::home`), which serves one
+//! address at a time and is rekeyed, in the compare-and-swap that locks it,
+//! once idle: the uncontended lock costs what an embedded word's does, at
+//! any number of addresses. When the home serves another address at the
+//! time (two addresses with one hash in use at once), the address's monitor
+//! is an entry of the overflow table (`table`), reference-counted and
+//! reclaimed once unused. An address never has two monitors: a home keeps
+//! its key while overflow entries of its addresses exist, and those are
+//! made and dropped under the home's meta-lock.
 //!
 //! The key is the address: two references to one place share a monitor,
 //! and so do a value and its first field (they start at one address).
 //! Zero-sized values have no storage of their own; distinct ones may share
 //! an address, and then a monitor, which is sound (monitors are reentrant)
-//! but may serialize code that did not mean to share. The monitor of an
-//! address lives only while some thread holds, enters or waits on it (and,
-//! a little longer, while recently used in some thread's cache); see
-//! `table` for the reclamation.
+//! but may serialize code that did not mean to share.
 
-mod cache;
 mod table;
 
 use core::marker::PhantomData;
+use core::num::NonZeroUsize;
+use core::ptr::NonNull;
 use core::time::Duration;
 
-use self::cache::Pin;
-use crate::guard::{AsMonitorGuard, MonitorGuard, WaitTimeoutResult, sealed, wait_while_until};
+use self::table::table;
+use crate::exec_env::ExecEnv;
+use crate::guard::{
+    AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, sealed, wait_while_until,
+};
 use crate::interrupt::Interrupted;
 use crate::monitor::WaitSet;
+use crate::monitor::home::{self, Home, Keyed, Patience};
 use crate::sys::Instant;
-use crate::word::MultiUseWord;
+use crate::word::{LOCKED, MultiUseWord, state};
 
 /// The key of a value: the address of its first byte.
 #[inline(always)]
-fn key_of<T: ?Sized>(value: &T) -> usize {
-    (value as *const T).cast::<u8>() as usize
+fn key_of<T: ?Sized>(value: &T) -> NonZeroUsize {
+    let key = (value as *const T).cast::<u8>() as usize;
+    NonZeroUsize::new(key).unwrap_or_else(|| unreachable!("a reference is never null"))
+}
+
+/// Enters the monitor of `key`, waiting as `patience` allows.
+#[inline(always)]
+#[track_caller]
+fn enter(key: NonZeroUsize, patience: Patience) -> Option<KeyedGuard<'static>> {
+    let Some(bits) = home::key_bits(key.get()) else {
+        return enter_overflow(key, None, patience);
+    };
+    let home = home::home_of(key.get());
+    let ee = ExecEnv::current();
+    if let Some(record) = home.enter_fast(ee, bits) {
+        return Some(KeyedGuard::new(
+            MonitorGuard::new(home.word(), record),
+            None,
+        ));
+    }
+    enter_slow(ee, home, key, bits, patience)
+}
+
+/// `enter` through the home's meta-lock, and on to the overflow table if
+/// the home serves another address.
+#[cold]
+#[track_caller]
+fn enter_slow(
+    ee: &'static ExecEnv,
+    home: &'static Home,
+    key: NonZeroUsize,
+    bits: usize,
+    patience: Patience,
+) -> Option<KeyedGuard<'static>> {
+    let found = home.enter_slow(ee, bits, patience, || {
+        let (word, made) = table().acquire(key.get());
+        if made {
+            home.count_overflow(true);
+        }
+        word
+    });
+    match found {
+        Keyed::Entered(record) => Some(KeyedGuard::new(
+            MonitorGuard::new(home.word(), record),
+            None,
+        )),
+        Keyed::GaveUp => {
+            // SAFETY: `ee` is the calling thread's EE.
+            unsafe { ee.release_if_idle_and_detached() };
+            None
+        }
+        Keyed::Elsewhere(word) => enter_overflow(key, Some(word), patience),
+    }
+}
+
+/// Enters the monitor of `key` in the overflow table, with the reference
+/// to its entry taken already (`word`) or not.
+#[cold]
+#[track_caller]
+fn enter_overflow(
+    key: NonZeroUsize,
+    word: Option<NonNull<MultiUseWord>>,
+    patience: Patience,
+) -> Option<KeyedGuard<'static>> {
+    let word = word.unwrap_or_else(|| table().acquire(key.get()).0);
+    let overflow = Overflow(key);
+    // SAFETY: the reference `overflow` holds keeps the word alive, and the
+    // guard drops its monitor guard before it (field order); if the enter
+    // gives up, `overflow` gives the reference back. The `'static` is never
+    // seen outside: the guard's `monitor` is private, the `MonitorRef` of
+    // `AsMonitorGuard` is opaque, and no method returns the word.
+    let word: &'static MultiUseWord = unsafe { word.as_ref() };
+    let monitor = match patience {
+        Patience::Until(None) => Some(word.lock()),
+        Patience::Until(Some(deadline)) => word.try_lock_until(deadline),
+        Patience::None => word.try_lock(),
+    }?;
+    Some(KeyedGuard::new(monitor, Some(overflow)))
+}
+
+/// A reference to the overflow entry of an address; dropping it gives the
+/// reference back, under the meta-lock of the address's home.
+#[derive(Debug)]
+struct Overflow(NonZeroUsize);
+
+impl Drop for Overflow {
+    fn drop(&mut self) {
+        let key = self.0.get();
+        if home::key_bits(key).is_none() {
+            table().release(key);
+            return;
+        }
+        let home = home::home_of(key);
+        home.with_meta_lock(|| {
+            if table().release(key) {
+                home.count_overflow(false);
+            }
+        });
+    }
+}
+
+/// Runs `f` on the word value of the monitor of `key` if it has one in use
+/// or idle in its home; `None` if not. Makes no table entry.
+fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
+    let key = key.get();
+    if let Some(bits) = home::key_bits(key) {
+        match home::home_of(key).inspect(bits, &f) {
+            Ok(found) => return Some(found),
+            Err(false) => return None,
+            Err(true) => {}
+        }
+    }
+    table().inspect(key, |word| word.inspect(&f))
 }
 
 /// Enters the monitor of `value`, which need not embed anything: the monitor
@@ -60,13 +183,10 @@ fn key_of<T: ?Sized>(value: &T) -> usize {
 #[inline]
 #[track_caller]
 pub fn lock<T: ?Sized>(value: &T) -> KeyedGuard<'_> {
-    let (pin, word) = cache::pin(key_of(value));
-    // SAFETY: the pin keeps the word alive, and the guard drops its monitor
-    // guard before the pin (field order). The `'static` is never seen
-    // outside: the guard's `monitor` is private, the `MonitorRef` of
-    // `AsMonitorGuard` is opaque, and no method returns the word.
-    let word: &'static MultiUseWord = unsafe { word.as_ref() };
-    KeyedGuard::new(word.lock(), pin)
+    match enter(key_of(value), Patience::Until(None)) {
+        Some(guard) => guard,
+        None => unreachable!("a lock without a deadline gave up"),
+    }
 }
 
 /// Enters the monitor of `value` if it is free or already the calling
@@ -84,10 +204,7 @@ pub fn lock<T: ?Sized>(value: &T) -> KeyedGuard<'_> {
 #[inline]
 #[track_caller]
 pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
-    let (pin, word) = cache::pin(key_of(value));
-    // SAFETY: as in `lock`.
-    let word: &'static MultiUseWord = unsafe { word.as_ref() };
-    word.try_lock().map(|monitor| KeyedGuard::new(monitor, pin))
+    enter(key_of(value), Patience::None)
 }
 
 /// As [`try_lock`], waiting at most `timeout` for another thread to
@@ -106,11 +223,7 @@ pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
 /// ```
 #[track_caller]
 pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuard<'_>> {
-    let (pin, word) = cache::pin(key_of(value));
-    // SAFETY: as in `lock`.
-    let word: &'static MultiUseWord = unsafe { word.as_ref() };
-    word.try_lock_for(timeout)
-        .map(|monitor| KeyedGuard::new(monitor, pin))
+    enter(key_of(value), Patience::Until(deadline_after(timeout)))
 }
 
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
@@ -123,7 +236,7 @@ pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuar
 /// assert!(metalock::is_locked(&value));
 /// ```
 pub fn is_locked<T: ?Sized>(value: &T) -> bool {
-    cache::inspect(key_of(value), MultiUseWord::is_locked).unwrap_or(false)
+    inspect(key_of(value), |bits| state(bits) == LOCKED).unwrap_or(false)
 }
 
 /// Whether the calling thread holds the monitor of `value`.
@@ -138,7 +251,10 @@ pub fn is_locked<T: ?Sized>(value: &T) -> bool {
 /// drop(guard);
 /// ```
 pub fn is_held_by_current_thread<T: ?Sized>(value: &T) -> bool {
-    cache::inspect(key_of(value), MultiUseWord::is_held_by_current_thread).unwrap_or(false)
+    let Some(ee) = ExecEnv::current_if_bound() else {
+        return false; // a thread with no EE bound holds nothing
+    };
+    inspect(key_of(value), |bits| home::owned_by(bits, ee)).unwrap_or(false)
 }
 
 /// Runs `f` inside the monitor of `value`, like Java's `synchronized (value)`
@@ -163,24 +279,31 @@ pub fn synchronized<T: ?Sized, R>(value: &T, f: impl FnOnce(&mut KeyedGuard<'_>)
 /// thread dump).
 #[cfg(feature = "diagnostics")]
 pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
-    table::table().keys_by_word()
+    let mut keys = table().keys_by_word();
+    for home in home::homes() {
+        if let Some(key) = home.key_in_use() {
+            keys.insert(home.word() as *const MultiUseWord as usize, key);
+        }
+    }
+    keys
 }
 
-/// How many monitors the table holds now: one per address some thread
-/// holds, enters or waits on, plus the few each thread keeps cached. It
-/// does not grow with the number of values ever locked.
+/// How many keyed monitors are in use now: held or entered (a snapshot;
+/// an idle home, which serves the last address that used it, costs no
+/// memory of its own and does not count, and neither does a home whose
+/// monitor is only waited on). It does not grow with the number of values
+/// ever locked.
 ///
 /// ```
 /// let values: Vec<u64> = (0..10_000).collect();
 /// for value in &values {
 ///     drop(metalock::lock(value));
 /// }
-/// // At most the calling thread's cache (1024 slots) and other threads',
-/// // whatever the count locked.
-/// assert!(metalock::keyed_monitors() <= 1024 + 64);
+/// // None in use, whatever the count locked.
+/// assert_eq!(metalock::keyed_monitors(), 0);
 /// ```
 pub fn keyed_monitors() -> usize {
-    table::table().len()
+    table().len() + home::homes().iter().filter(|home| home.in_use()).count()
 }
 
 /// One level of ownership of the monitor of a value (see [`lock`]); the
@@ -199,13 +322,14 @@ pub fn keyed_monitors() -> usize {
 /// assert!(!metalock::is_locked(&moved));
 /// ```
 ///
-/// Invariant: `monitor` holds the word that `pin` keeps alive, and is
-/// dropped first (field order); `'a` borrows the value whose address is the
-/// key, so the value outlives the guard.
+/// Invariant: `monitor` holds the word of the key's home, static, or of
+/// its overflow entry, which `overflow` keeps alive and which is dropped
+/// after `monitor` (field order); `'a` borrows the value whose address is
+/// the key, so the value outlives the guard.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct KeyedGuard<'a> {
     monitor: MonitorGuard<'static>,
-    pin: Pin,
+    overflow: Option<Overflow>,
     /// Borrows the value; neither `Send` nor `Sync`, and the compiler's
     /// error names this guard.
     _value: PhantomData<(&'a (), *const KeyedGuard<'static>)>,
@@ -213,10 +337,10 @@ pub struct KeyedGuard<'a> {
 
 impl KeyedGuard<'_> {
     #[inline(always)]
-    fn new(monitor: MonitorGuard<'static>, pin: Pin) -> Self {
+    fn new(monitor: MonitorGuard<'static>, overflow: Option<Overflow>) -> Self {
         Self {
             monitor,
-            pin,
+            overflow,
             _value: PhantomData,
         }
     }
@@ -499,9 +623,11 @@ impl KeyedGuard<'_> {
     /// assert!(!metalock::is_locked(&value));
     /// ```
     pub fn unlock_fair(self) {
-        let Self { monitor, pin, .. } = self;
+        let Self {
+            monitor, overflow, ..
+        } = self;
         monitor.unlock_fair();
-        drop(pin);
+        drop(overflow);
     }
 }
 

@@ -1,11 +1,12 @@
-//! The monitor table (paper 002, CACAO): a word for every address some
-//! thread synchronizes on, found by hashing the address.
+//! The overflow table: the monitors of addresses that found their home
+//! (`crate::monitor::home`) serving another address, found by hashing the
+//! address into shards of maps. Each entry is a word of its own, run by the
+//! same monitor protocol.
 //!
 //! # Reclamation
 //!
-//! Each entry counts its references: one per per-thread cache slot that
-//! holds it, plus one per guard or operation that reached it without a
-//! cache slot. Every thread inside the monitor protocol on an entry's word
+//! Each entry counts its references: one per guard or operation that
+//! reached it. Every thread inside the monitor protocol on an entry's word
 //! (holding it, queued to enter, waiting, notifying) holds one, so when the
 //! count reaches zero nobody can reach the word, which is NEUTRAL: the entry
 //! leaves the table and its word is recycled. One thread touches a word
@@ -13,24 +14,23 @@
 //! monitor moves waiters into the word's queue; it does so under the
 //! condition's wait-table stripe, which a waiter (holding a reference) must
 //! take to leave, so the word outlives that too. A change to `wait` must
-//! keep it so. Counts change only under the
-//! entry's shard lock, which is also what a lookup holds, so no entry is
-//! freed while a thread can still find it. A reference count in the entry
-//! fits here because every reader already announces itself (it is about to
-//! enter the monitor, which it must anyway); epochs or hazard pointers
-//! would add a second announcement to the path, and would keep the memory
-//! of an idle entry until a later collection. The table shrinks as entries
-//! leave, so its size follows the number of monitors in use, not the number
-//! ever used.
+//! keep it so. Counts change only under the entry's shard lock, which is
+//! also what a lookup holds, so no entry is freed while a thread can still
+//! find it. A reference count in the entry fits here because every reader
+//! already announces itself (it is about to enter the monitor, which it
+//! must anyway); epochs or hazard pointers would add a second announcement
+//! to the path, and would keep the memory of an idle entry until a later
+//! collection. The table shrinks as entries leave, so its size follows the
+//! number of overflowing monitors in use, not the number ever used.
 //!
 //! # Concurrency
 //!
 //! The table is split into shards by the address's hash, each with its own
-//! lock, on its own cache line: distinct objects meet only when they hash
-//! to one shard, and most operations never reach the table, because the
-//! per-thread cache (see `cache`) holds a reference to every entry the
-//! thread used recently. Lock order: a shard lock is never held while
-//! waiting for anything else, and never taken under a meta-lock.
+//! lock, on its own cache line. Lock order: a home's meta-lock, then a
+//! shard lock (entries are made and dropped under the meta-lock of their
+//! address's home, see `crate::keyed`), then an entry's meta-lock (`inspect`
+//! runs under the shard lock); a shard lock is never held while waiting for
+//! anything else.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -162,23 +162,28 @@ impl Table {
         &self.shards[(hash(key) >> (u64::BITS - SHARDS.trailing_zeros())) as usize]
     }
 
-    /// Takes a reference to the entry of `key`, making it if there is none.
-    /// The word stays valid until the matching [`release`](Self::release).
-    pub(super) fn acquire(&self, key: usize) -> NonNull<MultiUseWord> {
+    /// Takes a reference to the entry of `key`, making it if there is none
+    /// (then `true`). The word stays valid until the matching
+    /// [`release`](Self::release).
+    pub(super) fn acquire(&self, key: usize) -> (NonNull<MultiUseWord>, bool) {
         self.shard(key).with(|shard| {
             let Shard { entries, recycled } = shard;
-            let slot = entries.entry(key).or_insert_with(|| Slot {
-                word: recycled.pop().unwrap_or_else(fresh_word),
-                refs: 0,
+            let mut made = false;
+            let slot = entries.entry(key).or_insert_with(|| {
+                made = true;
+                Slot {
+                    word: recycled.pop().unwrap_or_else(fresh_word),
+                    refs: 0,
+                }
             });
             slot.refs += 1;
-            slot.word
+            (slot.word, made)
         })
     }
 
     /// Gives back a reference `acquire` took; the last one reclaims the
-    /// entry.
-    pub(super) fn release(&self, key: usize) {
+    /// entry (then `true`).
+    pub(super) fn release(&self, key: usize) -> bool {
         // Checked after the shard lock is released: a panic under it would
         // leave the shard locked (`SysMutex::with` must not unwind).
         let released = self.shard(key).with(|shard| {
@@ -187,7 +192,7 @@ impl Table {
             };
             slot.refs -= 1;
             if slot.refs > 0 {
-                return Ok(());
+                return Ok(false);
             }
             let word = slot.word;
             shard.entries.remove(&key);
@@ -211,10 +216,10 @@ impl Table {
             if capacity > 64 && shard.entries.len() * 8 < capacity {
                 shard.entries.shrink_to(shard.entries.len() * 2);
             }
-            Ok(())
+            Ok(true)
         });
         match released {
-            Ok(()) => {}
+            Ok(removed) => removed,
             Err(None) => panic!("metalock: a keyed monitor released more often than acquired"),
             Err(Some(bits)) => {
                 panic!("metalock: reclaimed a keyed monitor in use (word {bits:#x})")
@@ -249,8 +254,8 @@ impl Table {
         keys
     }
 
-    /// How many entries the table holds: one per address some thread holds,
-    /// enters or waits on, or keeps in its cache.
+    /// How many entries the table holds: one per overflowing address some
+    /// thread holds, enters or waits on.
     pub(super) fn len(&self) -> usize {
         self.shards
             .iter()

@@ -45,6 +45,29 @@
 mod condition;
 mod enter;
 mod exit;
+#[cfg(feature = "std")]
+pub(crate) mod home;
+#[cfg(not(feature = "std"))]
+mod home {
+    //! Without `std` there are no keyed monitors, so no word is a home.
+    use crate::word::MultiUseWord;
+
+    pub(crate) enum Home {}
+
+    impl Home {
+        pub(crate) fn pin_for_wait(&self, _: usize) -> usize {
+            match *self {}
+        }
+
+        pub(crate) fn unpin(&self) {
+            match *self {}
+        }
+    }
+
+    pub(crate) fn home_with(_: &MultiUseWord) -> Option<&'static Home> {
+        None
+    }
+}
 mod policy;
 mod queue;
 mod try_enter;
@@ -147,7 +170,7 @@ impl MultiUseWord {
 
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
     /// the word is BUSY.
-    fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {
+    pub(crate) fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {
         // Acquire pairs with the Release of whatever wrote the word, so a
         // record it points at is initialised.
         let bits = self.word.load(Ordering::Acquire);

@@ -14,6 +14,7 @@
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
 use super::exit::{check_owner, release_to_queue};
+use super::home::{Home, home_with};
 use super::policy;
 use super::queue::insert_notified;
 use super::wait_table::{Waiting, stripe};
@@ -92,18 +93,36 @@ impl MultiUseWord {
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         let _blocked = ee.diag.block(self as *const MultiUseWord as usize, true);
         let key = self.wait_key(set);
+        let home = home_with(self);
         let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {
             if let WaitSet::Condition(condition) = set {
                 condition.bind(self)?;
             }
             // SAFETY: we hold the stripe; the record is ours and owns the
             // monitor.
-            unsafe { self.start_waiting(ee, record, waiting, key) };
+            unsafe { self.start_waiting(ee, record, waiting, key, home) };
             Ok(())
         });
         if started.is_err() {
             panic!("{BOUND_ELSEWHERE}");
         }
+        let end = self.wait_started(ee, record, deadline, set, interrupt, key);
+        if let Some(home) = home {
+            home.unpin();
+        }
+        end
+    }
+
+    /// The rest of `wait`, once the record waits at `key`.
+    fn wait_started(
+        &self,
+        ee: &'static ExecEnv,
+        record: &'static LockRecord,
+        deadline: Option<Instant>,
+        set: WaitSet<'_>,
+        interrupt: Option<&Interrupt>,
+        key: usize,
+    ) -> WaitEnd {
         let mut signal = self.sleep(ee, deadline, interrupt);
         if signal == SIGNAL_NONE {
             // Time ran out, or an interrupt came: leave the wait set, unless
@@ -141,7 +160,9 @@ impl MultiUseWord {
         WaitEnd::Notified
     }
 
-    /// Leaves the monitor and joins the wait set at `key`, under its stripe.
+    /// Leaves the monitor and joins the wait set at `key`, under its stripe;
+    /// pins `home`, the word's if it is a home's, until the wait ends (the
+    /// word may be NEUTRAL meanwhile, and must keep its key).
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`; `record` is the calling
@@ -152,6 +173,7 @@ impl MultiUseWord {
         record: &'static LockRecord,
         waiting: &mut Waiting<'_>,
         key: usize,
+        home: Option<&Home>,
     ) {
         let held = check_owner(self.get_meta_lock(ee), record, "wait");
         // Relaxed: see `acquire_held`.
@@ -161,7 +183,10 @@ impl MultiUseWord {
         // gets the monitor. In that order: a notifier ordered after our
         // release of the monitor must find the stripe counting us.
         unsafe {
-            let (rest, displaced) = (record.queue(), record.displaced());
+            let (rest, mut displaced) = (record.queue(), record.displaced());
+            if let Some(home) = home {
+                displaced = home.pin_for_wait(displaced);
+            }
             waiting.push(record, key);
             release_to_queue(held, rest, displaced, false);
         }

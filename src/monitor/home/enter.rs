@@ -1,0 +1,265 @@
+//! The keyed enter through a home: the extra-fast path (one
+//! compare-and-swap, rekeying an idle home), the spin, and the path through
+//! the meta-lock that pins the home or sends the address to the overflow
+//! table.
+
+use crate::exec_env::ExecEnv;
+use crate::lock_record::{LockRecord, record_of};
+use crate::primitive::Ordering;
+#[cfg(not(metalock_swap_only))]
+use crate::primitive::SpinWait;
+#[cfg(not(metalock_swap_only))]
+use crate::word::QUEUE_SUMMARY;
+use crate::word::{LOCKED, NEUTRAL, state};
+
+#[cfg(not(metalock_swap_only))]
+use super::FLAGS;
+use super::{Home, Keyed, OVERFLOW, PINNED, Patience, key_part, neutral_form, set_neutral_form};
+use crate::monitor::enter::Entry;
+#[cfg(not(metalock_swap_only))]
+use crate::monitor::{EXTRA_FAST, locked_bits};
+use crate::monitor::{enter_again, owner_is};
+
+impl Home {
+    /// The extra-fast keyed enter: takes the monitor for the key whose
+    /// NEUTRAL form is `key` in one compare-and-swap, from an idle home of
+    /// that key or from an idle, unflagged home of another (rekeying it);
+    /// or enters again a monitor the thread owns for this key. `None`: take
+    /// `enter_slow`.
+    #[cfg(not(metalock_swap_only))]
+    #[inline(always)]
+    pub(crate) fn enter_fast(
+        &'static self,
+        ee: &'static ExecEnv,
+        key: usize,
+    ) -> Option<&'static LockRecord> {
+        if !EXTRA_FAST {
+            return None;
+        }
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        // SAFETY: thread-owned field, and `ee` is ours.
+        let last = ee.keyed_guess.with(|last| unsafe { *last });
+        let bits = if last != 0 {
+            // The last keyed lock found its home keyed for it: guess that
+            // this one will, in the form the last one found if it was for
+            // this key (flags and all), and try at once, without a load
+            // first, as an uncontended object's lock does.
+            let guess = if key_part(last) == key { last } else { key };
+            record.set_displaced(guess);
+            // AcqRel on success: as below. Acquire on failure: the owner
+            // check below reads the record the word points at.
+            match self.word.word.compare_exchange(
+                guess,
+                locked_bits(record),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    // SAFETY: peeked above, nothing taken since.
+                    unsafe { ee.take_lock_record(record) };
+                    return Some(record);
+                }
+                Err(bits) => bits,
+            }
+        } else {
+            // A thread that walks more values than the table has homes
+            // finds them keyed for others: a wrong guess would cost a
+            // second compare-and-swap. Acquire: as above.
+            self.word.word.load(Ordering::Acquire)
+        };
+        if state(bits) == NEUTRAL {
+            let ours = key_part(bits) == key;
+            let found = if ours { bits } else { 0 };
+            if found != last {
+                // SAFETY: as above.
+                ee.keyed_guess.with_mut(|last| unsafe { *last = found });
+            }
+            let displaced = if ours {
+                bits
+            } else if bits & FLAGS == 0 {
+                key
+            } else {
+                return None;
+            };
+            record.set_displaced(displaced);
+            // AcqRel: Acquire pairs with the Release of the previous unlock
+            // or meta-lock release, Release publishes the record's displaced
+            // form to meta-lock holders.
+            return match self.word.word.compare_exchange(
+                bits,
+                locked_bits(record),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // SAFETY: peeked above, nothing taken since.
+                    unsafe { ee.take_lock_record(record) };
+                    Some(record)
+                }
+                Err(_) => None,
+            };
+        }
+        // Only a thread that holds some record may own it: the owner check
+        // reads the owner's record, a line another thread writes.
+        // SAFETY: `ee` is the calling thread's EE.
+        if unsafe { ee.has_records_out() } && owner_is(bits, ee) {
+            let owner = record_of(bits);
+            // SAFETY: our own record owns the monitor and cannot change
+            // hands; the key bits of its displaced form change only while
+            // the word is NEUTRAL.
+            unsafe {
+                if key_part((*owner).displaced()) == key {
+                    enter_again(&*owner);
+                    return Some(&*owner);
+                }
+            }
+        }
+        None
+    }
+
+    /// Without compare-and-swap there is no extra-fast path: every keyed
+    /// enter goes through the meta-lock.
+    #[cfg(metalock_swap_only)]
+    #[inline(always)]
+    pub(crate) fn enter_fast(
+        &'static self,
+        _: &'static ExecEnv,
+        _: usize,
+    ) -> Option<&'static LockRecord> {
+        None
+    }
+
+    /// Spins, as an embedded word's enter does, while another thread owns
+    /// the monitor, taking it when the home turns idle with our key or
+    /// unflagged; `None`: go through the meta-lock.
+    #[cfg(not(metalock_swap_only))]
+    fn spin_then_enter(
+        &'static self,
+        ee: &'static ExecEnv,
+        key: usize,
+    ) -> Option<&'static LockRecord> {
+        // As in `enter_fast`: only a thread that holds a record looks at
+        // the owner's.
+        // SAFETY: `ee` is the calling thread's EE.
+        let might_own = unsafe { ee.has_records_out() };
+        let mut spin = SpinWait::default();
+        loop {
+            // Relaxed: `enter_fast` re-reads the word with its own
+            // orderings.
+            let bits = self.word.word.load(Ordering::Relaxed);
+            if state(bits) == NEUTRAL {
+                if key_part(bits) != key && bits & FLAGS != 0 {
+                    return None;
+                }
+                if let Some(record) = self.enter_fast(ee, key) {
+                    return Some(record);
+                }
+                continue;
+            }
+            if state(bits) != LOCKED
+                || bits & QUEUE_SUMMARY != 0
+                || (might_own && owner_is(bits, ee))
+            {
+                return None;
+            }
+            if !spin.spin() {
+                return None;
+            }
+        }
+    }
+
+    /// The keyed enter through the meta-lock: enters the monitor for `key`
+    /// (a NEUTRAL form from `key_bits`), waiting as `patience` allows; or,
+    /// if the home serves another address and cannot be rekeyed, marks it
+    /// `OVERFLOW` and returns what `elsewhere` (which must register the
+    /// key's overflow entry, see `count_overflow`) returns, having run it
+    /// under the meta-lock.
+    #[cold]
+    #[track_caller]
+    pub(crate) fn enter_slow<R>(
+        &'static self,
+        ee: &'static ExecEnv,
+        key: usize,
+        patience: Patience,
+        elsewhere: impl FnOnce() -> R,
+    ) -> Keyed<R> {
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        let _blocked = ee
+            .diag
+            .block(core::ptr::from_ref(&self.word) as usize, false);
+        #[cfg(not(metalock_swap_only))]
+        if EXTRA_FAST
+            && matches!(patience, Patience::Until(_))
+            && let Some(record) = self.spin_then_enter(ee, key)
+        {
+            return Keyed::Entered(record);
+        }
+        // Allocates, if the free list is empty, before the meta-lock.
+        // SAFETY: `ee` is the calling thread's EE.
+        let record = unsafe { ee.peek_lock_record() };
+        let mut held = self.word.get_meta_lock(ee);
+        let neutral = neutral_form(&held);
+        if key_part(neutral) != key {
+            // Pins left over from threads that are done no longer count.
+            // Acquire pairs with their Release decrements.
+            let unpinned = neutral & PINNED == 0 || self.pins.load(Ordering::Acquire) == 0;
+            if state(held.bits) == NEUTRAL && neutral & OVERFLOW == 0 && unpinned {
+                // Idle: rekey it and take it.
+                held.bits = key;
+            } else {
+                let found = elsewhere();
+                set_neutral_form(&mut held, neutral | OVERFLOW);
+                let bits = held.bits;
+                held.release(bits);
+                return Keyed::Elsewhere(found);
+            }
+        } else if owner_is(held.bits, ee) {
+            let bits = held.bits;
+            held.release(bits);
+            // SAFETY: a LOCKED word points at the owner's live record, ours;
+            // the meta-lock is released.
+            unsafe {
+                let owner = &*record_of(bits);
+                enter_again(owner);
+                return Keyed::Entered(owner);
+            }
+        }
+        let mut pinned = false;
+        let deadline = match patience {
+            Patience::None if state(held.bits) == LOCKED => {
+                let bits = held.bits;
+                held.release(bits);
+                return Keyed::GaveUp;
+            }
+            Patience::None => None,
+            Patience::Until(deadline) if state(held.bits) == LOCKED => {
+                // We queue, and may be invited out of the queue: pin.
+                // Relaxed: under the meta-lock, which orders it for
+                // `enter_slow`'s check.
+                self.pins.fetch_add(1, Ordering::Relaxed);
+                let neutral = neutral_form(&held);
+                set_neutral_form(&mut held, neutral | PINNED);
+                pinned = true;
+                deadline
+            }
+            // Nobody owns it: the install below takes it at once.
+            Patience::Until(deadline) => deadline,
+        };
+        // SAFETY: we hold the meta-lock, not owned by us (checked above),
+        // at the key we came for; `record` came from `peek_lock_record`,
+        // nothing taken since.
+        let entered = unsafe {
+            ee.take_lock_record(record);
+            self.word
+                .acquire_held_until(ee, record, held, Entry::Fresh, deadline)
+        };
+        if pinned {
+            self.unpin();
+        }
+        match entered {
+            Some(record) => Keyed::Entered(record),
+            None => Keyed::GaveUp,
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! Monitors found by address (paper 002's monitor table, protocol half): a
+//! fixed array of words, where the word at the hash of an address, its
+//! *home*, serves the monitor of whichever address used it last. The key
+//! rides in the word's payload, so locking an address whose home is idle is
+//! the extra-fast path of an embedded word: one compare-and-swap that checks
+//! the key and takes the monitor at once, whether the home last served this
+//! address or another (then the compare-and-swap rekeys it). No lookup
+//! structure, no reference count, no lock: the cost does not depend on how
+//! many addresses are in use. The keyed API (`crate::keyed`) is the other
+//! half.
+//!
+//! # The payload of a home
+//!
+//! `key << KEY_SHIFT | PINNED | OVERFLOW`, displaced into the lock record
+//! like any payload while the monitor is in use. A home changes key only
+//! while it is NEUTRAL, without `OVERFLOW` and without pins: in the
+//! compare-and-swap that locks it for the new key (which expects both bits
+//! clear), or under its meta-lock (which may find `PINNED` set after the
+//! last pin ended, and clears it).
+//! - `PINNED`: threads are committed to the current key without holding or
+//!   queueing on the monitor where the word shows it: a thread queued to
+//!   enter may be invited out of the queue (the word can be NEUTRAL while it
+//!   wakes), and a waiter waits in the wait table keyed by the word's
+//!   address while the word is NEUTRAL. Such threads count themselves in
+//!   `pins`, which only grows under the meta-lock (which sets the bit at the
+//!   same time); the bit is cleared, under the meta-lock, only once `pins`
+//!   is back to zero. So every path that installs on a NEUTRAL word in the
+//!   monitor protocol finds the key it came for.
+//! - `OVERFLOW`: some address whose home this is has its monitor elsewhere
+//!   (`crate::keyed`'s overflow table), because the home served another
+//!   address when it came. While such entries exist (`overflows`, changed
+//!   only under the meta-lock) the home keeps its key, so that no address
+//!   ever has two monitors.
+//!
+//! Lock order: a home's meta-lock, then the overflow table's shard lock
+//! (the `elsewhere` closures run under the meta-lock), then an overflow
+//! entry's meta-lock.
+//!
+//! The enter is in `enter`; the table, the pins, the overflow marks and the
+//! queries are here.
+
+mod enter;
+
+use crate::exec_env::ExecEnv;
+use crate::lock_record::{LockRecord, record_of};
+use crate::meta_lock::MetaLock;
+use crate::primitive::{AtomicU32, Ordering};
+use crate::sys::Instant;
+use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
+
+use super::owner_is;
+
+/// In a home's NEUTRAL form: some address of this home has its monitor in
+/// the overflow table.
+const OVERFLOW: usize = 1 << 3;
+/// In a home's NEUTRAL form: threads count themselves in `pins`.
+const PINNED: usize = 1 << 4;
+/// Where the key starts in a home's NEUTRAL form.
+const KEY_SHIFT: u32 = 5;
+#[cfg(not(metalock_swap_only))]
+const FLAGS: usize = OVERFLOW | PINNED;
+
+/// Homes in the table: a power of two. 16 bytes each (256 KiB), touched only
+/// where used; enough that the addresses a program holds at once rarely
+/// share a home, and four to a cache line, so that two threads locking
+/// distinct addresses rarely share a line.
+#[cfg(not(metalock_model))]
+const HOMES: usize = 1 << 14;
+/// One home under the model checkers: every address shares it, so the
+/// models meet rekeying, pinning and the overflow table on every run (and
+/// the choice of home never depends on an address, which varies between
+/// runs).
+#[cfg(metalock_model)]
+const HOMES: usize = 1;
+
+/// One home: the word, and its counts (see the module docs).
+///
+/// Invariant: `pins` grows only under the word's meta-lock, which then sets
+/// `PINNED` in the word's NEUTRAL form, and `PINNED` is cleared only when
+/// `pins` is zero; `overflows` is the number of overflow entries of this
+/// home's addresses, changes only under the meta-lock, and `OVERFLOW` is
+/// set in the NEUTRAL form while it is non-zero. The word is the first
+/// field: a home and its word share an address.
+#[repr(C, align(16))]
+#[derive(Debug)]
+pub(crate) struct Home {
+    word: MultiUseWord,
+    pins: AtomicU32,
+    overflows: AtomicU32,
+}
+
+impl Home {
+    #[cfg(not(metalock_model))]
+    const fn new() -> Self {
+        Self {
+            word: MultiUseWord::new(),
+            pins: AtomicU32::new(0),
+            overflows: AtomicU32::new(0),
+        }
+    }
+
+    #[cfg(metalock_model)]
+    fn new() -> Self {
+        Self {
+            word: MultiUseWord::new(),
+            pins: AtomicU32::new(0),
+            overflows: AtomicU32::new(0),
+        }
+    }
+}
+
+#[cfg(not(metalock_model))]
+static TABLE: [Home; HOMES] = [const { Home::new() }; HOMES];
+
+#[cfg(metalock_model)]
+crate::primitive::lazy_static! {
+    static ref TABLE: [Home; HOMES] = core::array::from_fn(|_| Home::new());
+}
+
+/// A key as a home carries it: its NEUTRAL form, flags clear; `None` for
+/// an address too wide for the payload (then its monitor is always in the
+/// overflow table). Never zero: a reference is never null.
+#[inline(always)]
+pub(crate) fn key_bits(key: usize) -> Option<usize> {
+    if key >> (usize::BITS - KEY_SHIFT) == 0 {
+        Some(key << KEY_SHIFT)
+    } else {
+        None
+    }
+}
+
+/// The key bits of a home's NEUTRAL form.
+#[inline(always)]
+fn key_part(neutral: usize) -> usize {
+    neutral & !((1 << KEY_SHIFT) - 1)
+}
+
+/// The home of `key`: its 8-byte granule, with the bits above the table's
+/// range folded in. Not a scattering hash: values next to each other get
+/// homes next to each other, so a program that walks its values walks the
+/// homes in order too (measured: a scattering hash cost a cache miss per
+/// lock when cycling over 4096 values), and two values share a home only
+/// when they share a granule or lie a multiple of 2^31 bytes apart in the
+/// right way. Strides that are powers of two keep their homes distinct as
+/// long as the values fit in the table: the folded bits fill in what the
+/// stride leaves out.
+#[inline(always)]
+pub(crate) fn home_of(key: usize) -> &'static Home {
+    let granule = key >> 3;
+    let shift = HOMES.trailing_zeros();
+    let index = (granule ^ granule >> shift ^ granule >> (2 * shift)) & (HOMES - 1);
+    &TABLE[index]
+}
+
+/// The home whose word `word` is, if it is one (its monitor may serve
+/// several addresses over time, so a wait pins it).
+#[inline]
+pub(crate) fn home_with(word: &MultiUseWord) -> Option<&'static Home> {
+    let table: &'static [Home] = &TABLE[..];
+    let at = word as *const MultiUseWord as usize;
+    let start = table.as_ptr() as usize;
+    let offset = at.wrapping_sub(start);
+    if offset < core::mem::size_of_val(table) {
+        // In range, and a word is the first field of its home, so the
+        // offset is a whole number of homes.
+        Some(&table[offset / core::mem::size_of::<Home>()])
+    } else {
+        None
+    }
+}
+
+/// How a keyed enter through a home ended.
+#[derive(Debug)]
+pub(crate) enum Keyed<R> {
+    /// The calling thread owns the home's monitor for the key.
+    Entered(&'static LockRecord),
+    /// Gave up: the monitor is another thread's (`try_lock`), or the
+    /// deadline passed.
+    GaveUp,
+    /// The key's monitor lives elsewhere; what `elsewhere` returned, run
+    /// under the home's meta-lock.
+    Elsewhere(R),
+}
+
+/// How long a keyed enter may wait.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Patience {
+    /// Never for another thread (`try_lock`).
+    None,
+    /// Until the deadline, if any.
+    Until(Option<Instant>),
+}
+
+/// The NEUTRAL form of the word held at `held.bits`: the word itself, or the
+/// payload displaced into the first record.
+fn neutral_form(held: &MetaLock<'_>) -> usize {
+    let bits = held.bits;
+    if state(bits) == NEUTRAL {
+        bits
+    } else {
+        // SAFETY: a LOCKED or WAITERS word points at the first record of
+        // the queue, which holds the displaced payload and is not recycled
+        // while we hold the meta-lock.
+        unsafe { (*record_of(bits)).displaced() }
+    }
+}
+
+/// Replaces the NEUTRAL form of the word held at `held.bits` with
+/// `neutral`, for the release of `held`.
+fn set_neutral_form(held: &mut MetaLock<'_>, neutral: usize) {
+    let bits = held.bits;
+    match state(bits) {
+        NEUTRAL => held.bits = neutral,
+        s => {
+            // SAFETY: as in `neutral_form`.
+            unsafe { (*record_of(bits)).set_displaced(neutral) };
+            if s == LOCKED {
+                // The owner's fused unlock must not restore the old form.
+                held.bits = bits | QUEUE_SUMMARY;
+            } else {
+                debug_assert_eq!(s, WAITERS);
+            }
+        }
+    }
+}
+
+impl Home {
+    /// The home's word.
+    #[inline(always)]
+    pub(crate) fn word(&'static self) -> &'static MultiUseWord {
+        &self.word
+    }
+
+    /// Pins the home for a thread that is about to wait on its monitor,
+    /// which it owns: adds `PINNED` to `neutral`, the NEUTRAL form the wait
+    /// leaves in the word. Called under the meta-lock.
+    pub(crate) fn pin_for_wait(&self, neutral: usize) -> usize {
+        // Relaxed: under the meta-lock, as in `enter_slow`.
+        self.pins.fetch_add(1, Ordering::Relaxed);
+        neutral | PINNED
+    }
+
+    /// Ends a pin.
+    pub(crate) fn unpin(&self) {
+        // Release pairs with the Acquire of `enter_slow`: whatever we did
+        // on the home happens before it is rekeyed.
+        self.pins.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Counts an overflow entry of this home made (`made`) or removed. Only
+    /// under the meta-lock: inside `elsewhere` of `enter_slow`, or `f` of
+    /// `with_meta_lock`, which clears `OVERFLOW` once the last one is gone.
+    pub(crate) fn count_overflow(&self, made: bool) {
+        // Relaxed: under the meta-lock, which orders every change.
+        if made {
+            self.overflows.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.overflows.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `f` under the home's meta-lock (for a change to the overflow
+    /// table of one of its addresses), then clears `OVERFLOW` if no
+    /// overflow entry of the home is left.
+    pub(crate) fn with_meta_lock<R>(&'static self, f: impl FnOnce() -> R) -> R {
+        ExecEnv::with_current(|ee| {
+            let mut held = self.word.get_meta_lock(ee);
+            let result = f();
+            // Relaxed: under the meta-lock.
+            if self.overflows.load(Ordering::Relaxed) == 0 {
+                let neutral = neutral_form(&held);
+                if neutral & OVERFLOW != 0 {
+                    set_neutral_form(&mut held, neutral & !OVERFLOW);
+                }
+            }
+            let bits = held.bits;
+            held.release(bits);
+            result
+        })
+    }
+
+    /// Runs `f` on the home's word value and NEUTRAL form if the home
+    /// serves `key` now; `None` if it serves another address, and then
+    /// whether the home's addresses may have overflow entries.
+    pub(crate) fn inspect<R>(
+        &'static self,
+        key: usize,
+        f: impl FnOnce(usize) -> R,
+    ) -> Result<R, bool> {
+        // Acquire pairs with the Release of whatever wrote the word.
+        let bits = self.word.word.load(Ordering::Acquire);
+        if state(bits) == NEUTRAL {
+            return if key_part(bits) == key {
+                Ok(f(bits))
+            } else {
+                Err(bits & OVERFLOW != 0)
+            };
+        }
+        ExecEnv::with_current(|ee| {
+            let held = self.word.get_meta_lock(ee);
+            let neutral = neutral_form(&held);
+            let bits = held.bits;
+            held.release(bits);
+            if key_part(neutral) == key {
+                Ok(f(bits))
+            } else {
+                Err(neutral & OVERFLOW != 0)
+            }
+        })
+    }
+
+    /// The address the home serves while its monitor is in use (held,
+    /// queued on or waited on), for the thread dump.
+    #[cfg(feature = "diagnostics")]
+    pub(crate) fn key_in_use(&'static self) -> Option<usize> {
+        // Relaxed: a snapshot for display; the meta-lock below orders the
+        // read of the record.
+        let bits = self.word.word.load(Ordering::Relaxed);
+        if state(bits) == NEUTRAL && bits & PINNED == 0 {
+            return None;
+        }
+        let neutral = ExecEnv::with_current(|ee| {
+            let held = self.word.get_meta_lock(ee);
+            let neutral = neutral_form(&held);
+            let bits = held.bits;
+            held.release(bits);
+            neutral
+        });
+        Some(key_part(neutral) >> KEY_SHIFT)
+    }
+
+    /// Whether the home's monitor is in use now: held or queued on (a
+    /// snapshot; waiters of an idle monitor do not count).
+    pub(crate) fn in_use(&'static self) -> bool {
+        // Relaxed: a snapshot.
+        state(self.word.word.load(Ordering::Relaxed)) != NEUTRAL
+    }
+}
+
+/// Every home, for counts and the thread dump.
+pub(crate) fn homes() -> &'static [Home] {
+    &TABLE[..]
+}
+
+/// Whether `is_owned_by` holds of the word value `bits` for `ee`: the
+/// calling thread owns the monitor.
+pub(crate) fn owned_by(bits: usize, ee: &ExecEnv) -> bool {
+    owner_is(bits, ee)
+}
