@@ -1,11 +1,12 @@
-//! Keyed monitors (`metalock::lock(&value)`): what the key is, the table
-//! and cache under load, and a stress test with exact counters. The
+//! Keyed monitors (`metalock::lock(&value)`): what the key is, the homes
+//! and the overflow table under load, and stress tests with exact
+//! counters. The
 //! semantics they share with the other kinds are in `kinds.rs`; memory
 //! after a million objects in `keyed_memory.rs`.
 
 mod common;
 use common::Watchdog;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
 
@@ -144,7 +145,7 @@ fn synchronized_runs_inside_the_monitor() {
 fn stress_many_threads_many_objects() {
     let _watchdog = Watchdog::arm(HANG);
     const THREADS: usize = 6;
-    const OBJECTS: usize = 600; // more than a cache holds
+    const OBJECTS: usize = 600;
     const ROUNDS: usize = 20_000;
     let counters: Vec<AtomicU64> = (0..OBJECTS).map(|_| AtomicU64::new(0)).collect();
     // Token passing on a keyed object: each producer's token must be
@@ -199,4 +200,68 @@ fn stress_many_threads_many_objects() {
     assert_eq!(total, expected as u64);
     assert_eq!(tokens.load(Relaxed), 0);
     assert!(counters.iter().all(|c| !metalock::is_locked(c)));
+}
+
+/// Sixteen addresses in two 8-byte granules, so two homes: most locks find
+/// the home serving another address (the overflow table), homes are rekeyed
+/// between addresses all the time, and threads wait and notify on addresses
+/// whose home others lock. Each address guards a counter updated by a load
+/// and a store, which loses updates unless its monitor excludes.
+#[test]
+fn stress_addresses_that_share_homes() {
+    let _watchdog = Watchdog::arm(HANG);
+    const THREADS: usize = 6;
+    const ROUNDS: usize = 20_000;
+    #[repr(align(16))]
+    struct Bytes([AtomicU8; 16]);
+    let keys = Bytes(std::array::from_fn(|_| AtomicU8::new(0)));
+    let keys = &keys.0;
+    let counters: Vec<AtomicU64> = (0..16).map(|_| AtomicU64::new(0)).collect();
+    let counters = &counters;
+    let tokens = AtomicU64::new(0);
+    let tokens = &tokens;
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            s.spawn(move || {
+                let mut x = t as u64 * 0x9E37_79B9 + 1;
+                for _ in 0..ROUNDS {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let (i, j) = (x as usize % 16, (x >> 32) as usize % 16);
+                    let (first, second) = (i.min(j), i.max(j));
+                    let _outer = metalock::lock(&keys[first]);
+                    let _inner = metalock::lock(&keys[second]);
+                    assert!(metalock::is_held_by_current_thread(&keys[first]));
+                    assert!(metalock::is_held_by_current_thread(&keys[second]));
+                    for index in [first, second] {
+                        let counter = &counters[index];
+                        counter.store(counter.load(Relaxed) + 1, Relaxed);
+                    }
+                }
+                // Tokens passed through the monitor of keys[0], whose home
+                // the other threads keep locking for other addresses (in
+                // index order, as above).
+                for round in 0..200 {
+                    let mut guard = metalock::lock(&keys[0]);
+                    let _neighbour = metalock::lock(&keys[1 + round % 7]);
+                    if t % 2 == 0 {
+                        tokens.store(tokens.load(Relaxed) + 1, Relaxed);
+                        guard.notify_one();
+                    } else {
+                        drop(_neighbour);
+                        while tokens.load(Relaxed) == 0 {
+                            guard.wait();
+                        }
+                        tokens.store(tokens.load(Relaxed) - 1, Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let total: u64 = counters.iter().map(|c| c.load(Relaxed)).sum();
+    assert_eq!(total, (THREADS * ROUNDS * 2) as u64);
+    assert_eq!(tokens.load(Relaxed), 0);
+    assert!(keys.iter().all(|key| !metalock::is_locked(key)));
+    assert_eq!(metalock::keyed_monitors(), 0);
 }
