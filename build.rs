@@ -9,6 +9,11 @@
 //!   `shuttle` feature: the primitives are the checker's (`src/primitive.rs`
 //!   picks which), and whatever must not outlive one model execution does
 //!   not.
+//! - `cfg(metalock_futex)`: `StdPlatform` blocks on the futex system call
+//!   (64-bit Linux), else on `parking_lot_core`; `--cfg
+//!   metalock_portable_parker` picks the latter on Linux too, so that the
+//!   other targets' path runs in CI (Cargo.toml picks the dependency by
+//!   the same rule).
 
 use std::env;
 
@@ -16,6 +21,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(metalock_swap_only)");
     println!("cargo::rustc-check-cfg=cfg(metalock_asm_swap)");
     println!("cargo::rustc-check-cfg=cfg(metalock_model)");
+    println!("cargo::rustc-check-cfg=cfg(metalock_futex)");
+    println!("cargo::rustc-check-cfg=cfg(metalock_portable_parker)");
     println!("cargo::rerun-if-changed=build.rs");
 
     let loom = env::var_os("CARGO_CFG_LOOM").is_some();
@@ -24,6 +31,13 @@ fn main() {
     }
 
     let list = |name: &str| env::var(name).unwrap_or_default();
+    let portable = env::var_os("CARGO_CFG_METALOCK_PORTABLE_PARKER").is_some();
+    if list("CARGO_CFG_TARGET_OS") == "linux"
+        && list("CARGO_CFG_TARGET_POINTER_WIDTH") == "64"
+        && !portable
+    {
+        println!("cargo::rustc-cfg=metalock_futex");
+    }
     let has_ptr_cas = list("CARGO_CFG_TARGET_HAS_ATOMIC")
         .split(',')
         .any(|w| w == "ptr");

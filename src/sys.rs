@@ -248,7 +248,7 @@ pub struct StdPlatform;
 // missed; `std::time::Instant` is monotonic. The thread slot is not used with
 // std.
 unsafe impl Platform for StdPlatform {
-    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    #[cfg(metalock_futex)]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         let timeout = match deadline {
             None => None,
@@ -285,7 +285,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    #[cfg(metalock_futex)]
     fn wake(&self, word: &AtomicU32) {
         // SAFETY: the variadic arguments match the kernel's futex ABI (the
         // word's address, a `c_int` operation, an `int` count); `word` is a
@@ -300,7 +300,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+    #[cfg(not(metalock_futex))]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         use core::sync::atomic::Ordering;
         let key = word as *const AtomicU32 as usize;
@@ -320,7 +320,7 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
-    #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+    #[cfg(not(metalock_futex))]
     fn wake(&self, word: &AtomicU32) {
         let key = word as *const AtomicU32 as usize;
         // SAFETY: see `wait`: the key belongs to this crate's parker.
