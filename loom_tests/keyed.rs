@@ -19,6 +19,7 @@ use common::{builder, explore};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, MultiUseWord};
+use std::time::Duration;
 
 /// Values that embed no word, each with data only touched under its keyed
 /// monitor.
@@ -154,6 +155,75 @@ fn a_waiter_keeps_its_home() {
     });
 }
 
+/// A timed enter on x queues (pinning the home) and may give up at any
+/// point, while the main thread holds x and then locks y, which shares the
+/// home: y must neither take the home from under the queued thread nor
+/// leave x with two monitors, and the pin ends either way.
+#[test]
+fn a_timed_enter_gives_up_beside_another_address() {
+    explore(
+        "a_timed_enter_gives_up_beside_another_address",
+        builder(3),
+        || {
+            let values = Values::new();
+            let timed = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    let guard = metalock::try_lock_for(&values.x, Duration::from_secs(1));
+                    let entered = guard.is_some();
+                    if entered {
+                        assert!(metalock::is_held_by_current_thread(&values.x));
+                        // SAFETY: under the monitor of x.
+                        values.x.with_mut(|c| unsafe { *c += 1 });
+                    }
+                    entered
+                })
+            };
+            bump(&values.x);
+            bump(&values.y);
+            let entered = timed.join().unwrap();
+            assert_eq!(read(&values.x), 1 + usize::from(entered));
+            assert_eq!(read(&values.y), 1);
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
+}
+
+/// Recursion across two addresses of one home: the main thread holds x (in
+/// the home), then y (in the overflow table), then x again, and lets go in
+/// another order, while the other thread locks y, then x.
+#[test]
+fn recursion_across_two_addresses_of_one_home() {
+    explore(
+        "recursion_across_two_addresses_of_one_home",
+        builder(2),
+        || {
+            let values = Values::new();
+            let other = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    bump(&values.y);
+                    bump(&values.x);
+                })
+            };
+            let x = metalock::lock(&values.x);
+            let y = metalock::lock(&values.y);
+            let again = metalock::lock(&values.x);
+            assert_eq!(again.depth(), 2);
+            drop(x);
+            drop(y);
+            assert!(metalock::is_held_by_current_thread(&values.x));
+            // SAFETY: under the monitor of x.
+            values.x.with_mut(|c| unsafe { *c += 1 });
+            drop(again);
+            other.join().unwrap();
+            assert_eq!(read(&values.x), 2);
+            assert_eq!(read(&values.y), 1);
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
+}
+
 /// A notify races an interrupt of the waiter it would reach (JLS 17.2.4):
 /// waiter A waits interruptibly, B plainly; the main thread interrupts A
 /// and notifies once. If A reports the interrupt, the notify must have
@@ -225,7 +295,7 @@ fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
                 let (values, condition) = (Arc::clone(&values), Arc::clone(&condition));
                 thread::spawn(move || {
                     let mut guard = metalock::lock(&values.x);
-                    let _ = condition.wait_for(&mut guard, std::time::Duration::from_secs(1));
+                    let _ = condition.wait_for(&mut guard, Duration::from_secs(1));
                     // SAFETY: under the monitor of x.
                     values.x.with_mut(|c| unsafe { *c += 1 });
                 })

@@ -202,8 +202,11 @@ pub(crate) use sys_mutex::SysMutex;
 
 /// A small blocking lock for the crate's own tables: the pools of execution
 /// environments and donated lock records (taken when a thread starts, exits
-/// or refills its free list) and the locks of condition variables. Never
-/// taken while a meta-lock is held.
+/// or refills its free list), the locks of condition variables and the
+/// shards of the keyed monitors' overflow table. Taken under a meta-lock in
+/// one place only, a shard under the meta-lock of its addresses' home
+/// (`monitor::home`), and no thread waits for a meta-lock while it holds
+/// one.
 #[cfg(not(metalock_model))]
 mod sys_mutex {
     use super::{AtomicU32, Ordering};

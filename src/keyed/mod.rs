@@ -127,16 +127,21 @@ struct Overflow(NonZeroUsize);
 impl Drop for Overflow {
     fn drop(&mut self) {
         let key = self.0.get();
-        if home::key_bits(key).is_none() {
-            table().release(key);
-            return;
+        let released = if home::key_bits(key).is_none() {
+            table().release(key)
+        } else {
+            let home = home::home_of(key);
+            home.with_meta_lock(|| {
+                let released = table().release(key);
+                if let Ok(true) = released {
+                    home.count_overflow(false);
+                }
+                released
+            })
+        };
+        if let Err(misuse) = released {
+            misuse.raise();
         }
-        let home = home::home_of(key);
-        home.with_meta_lock(|| {
-            if table().release(key) {
-                home.count_overflow(false);
-            }
-        });
     }
 }
 

@@ -150,6 +150,24 @@ fn fresh_word() -> NonNull<MultiUseWord> {
     unsafe { NonNull::new_unchecked(entry.cast::<MultiUseWord>()) }
 }
 
+/// A release that broke the table's invariants: of a key with no entry
+/// (`bits` is `None`), or of the last reference to a word still in use.
+#[derive(Debug)]
+pub(super) struct Misuse {
+    bits: Option<usize>,
+}
+
+impl Misuse {
+    /// Panics with what went wrong.
+    #[cold]
+    pub(super) fn raise(self) -> ! {
+        match self.bits {
+            None => panic!("metalock: a keyed monitor released more often than acquired"),
+            Some(bits) => panic!("metalock: reclaimed a keyed monitor in use (word {bits:#x})"),
+        }
+    }
+}
+
 /// The process's table.
 #[inline]
 pub(super) fn table() -> &'static Table {
@@ -182,10 +200,12 @@ impl Table {
     }
 
     /// Gives back a reference `acquire` took; the last one reclaims the
-    /// entry (then `true`).
-    pub(super) fn release(&self, key: usize) -> bool {
-        // Checked after the shard lock is released: a panic under it would
-        // leave the shard locked (`SysMutex::with` must not unwind).
+    /// entry (then `Ok(true)`). A misuse is returned, not raised: the
+    /// caller holds a meta-lock, under which nothing may unwind, and
+    /// raises it with [`Misuse::raise`] once released.
+    pub(super) fn release(&self, key: usize) -> Result<bool, Misuse> {
+        // Checked after the shard lock is released too: a panic under it
+        // would leave the shard locked (`SysMutex::with` must not unwind).
         let released = self.shard(key).with(|shard| {
             let Some(slot) = shard.entries.get_mut(&key) else {
                 return Err(None);
@@ -218,13 +238,7 @@ impl Table {
             }
             Ok(true)
         });
-        match released {
-            Ok(removed) => removed,
-            Err(None) => panic!("metalock: a keyed monitor released more often than acquired"),
-            Err(Some(bits)) => {
-                panic!("metalock: reclaimed a keyed monitor in use (word {bits:#x})")
-            }
-        }
+        released.map_err(|bits| Misuse { bits })
     }
 
     /// Runs `f` on the word of `key` if it has an entry (under its shard's

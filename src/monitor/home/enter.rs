@@ -145,9 +145,10 @@ impl Home {
         let might_own = unsafe { ee.has_records_out() };
         let mut spin = SpinWait::default();
         loop {
-            // Relaxed: `enter_fast` re-reads the word with its own
-            // orderings.
-            let bits = self.word.word.load(Ordering::Relaxed);
+            // Acquire: `owner_is` below reads the record the word points
+            // at, which another thread may have just published with a
+            // Release.
+            let bits = self.word.word.load(Ordering::Acquire);
             if state(bits) == NEUTRAL {
                 if key_part(bits) != key && bits & FLAGS != 0 {
                     return None;

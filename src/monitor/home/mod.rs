@@ -34,7 +34,12 @@
 //!
 //! Lock order: a home's meta-lock, then the overflow table's shard lock
 //! (the `elsewhere` closures run under the meta-lock), then an overflow
-//! entry's meta-lock.
+//! entry's meta-lock. The one exception to the meta-lock's rule that the
+//! protocols allocate before they take it (`crate::meta_lock`): making an
+//! overflow entry may allocate under the home's meta-lock, which is sound
+//! because a failed allocation aborts rather than unwinds, and rare because
+//! it takes two addresses of one home in use at once; the table's panics
+//! are raised after the meta-lock is released.
 //!
 //! The enter is in `enter`; the table, the pins, the overflow marks and the
 //! queries are here.
@@ -139,11 +144,13 @@ fn key_part(neutral: usize) -> usize {
 /// range folded in. Not a scattering hash: values next to each other get
 /// homes next to each other, so a program that walks its values walks the
 /// homes in order too (measured: a scattering hash cost a cache miss per
-/// lock when cycling over 4096 values), and two values share a home only
-/// when they share a granule or lie a multiple of 2^31 bytes apart in the
-/// right way. Strides that are powers of two keep their homes distinct as
-/// long as the values fit in the table: the folded bits fill in what the
-/// stride leaves out.
+/// lock when cycling over 4096 values, 1.7x parking_lot against 1.25x).
+/// Values in one granule share a home, and so do some values far apart
+/// (the folding maps many regions onto one range); values a power-of-two
+/// stride apart keep distinct homes while there are no more of them than
+/// homes, the folded bits filling in what the stride leaves out. Sharing a
+/// home is correct either way: it costs the overflow table only while both
+/// values' monitors are in use at once.
 #[inline(always)]
 pub(crate) fn home_of(key: usize) -> &'static Home {
     let granule = key >> 3;
@@ -251,12 +258,11 @@ impl Home {
     /// under the meta-lock: inside `elsewhere` of `enter_slow`, or `f` of
     /// `with_meta_lock`, which clears `OVERFLOW` once the last one is gone.
     pub(crate) fn count_overflow(&self, made: bool) {
-        // Relaxed: under the meta-lock, which orders every change.
-        if made {
-            self.overflows.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.overflows.fetch_sub(1, Ordering::Relaxed);
-        }
+        // Relaxed, and a load and a store: under the meta-lock, which
+        // orders every change.
+        let count = self.overflows.load(Ordering::Relaxed);
+        self.overflows
+            .store(if made { count + 1 } else { count - 1 }, Ordering::Relaxed);
     }
 
     /// Runs `f` under the home's meta-lock (for a change to the overflow
