@@ -48,10 +48,7 @@ fn key_of<T: ?Sized>(value: &T) -> NonZeroUsize {
 #[inline(always)]
 #[track_caller]
 fn enter(key: NonZeroUsize, patience: Patience) -> Option<KeyedGuard<'static>> {
-    let Some(bits) = home::key_bits(key.get()) else {
-        return enter_overflow(key, None, patience);
-    };
-    let home = home::home_of(key.get());
+    let (home, bits) = home::locate(key.get());
     let ee = ExecEnv::current();
     if let Some(record) = home.enter_fast(ee, bits) {
         return Some(KeyedGuard::new(
@@ -90,20 +87,19 @@ fn enter_slow(
             unsafe { ee.release_if_idle_and_detached() };
             None
         }
-        Keyed::Elsewhere(word) => enter_overflow(key, Some(word), patience),
+        Keyed::Elsewhere(word) => enter_overflow(key, word, patience),
     }
 }
 
-/// Enters the monitor of `key` in the overflow table, with the reference
-/// to its entry taken already (`word`) or not.
+/// Enters the monitor of `key` in the overflow table, `word`, to which a
+/// reference was taken.
 #[cold]
 #[track_caller]
 fn enter_overflow(
     key: NonZeroUsize,
-    word: Option<NonNull<MultiUseWord>>,
+    word: NonNull<MultiUseWord>,
     patience: Patience,
 ) -> Option<KeyedGuard<'static>> {
-    let word = word.unwrap_or_else(|| table().acquire(key.get()).0);
     let overflow = Overflow(key);
     // SAFETY: the reference `overflow` holds keeps the word alive, and the
     // guard drops its monitor guard before it (field order); if the enter
@@ -127,18 +123,14 @@ struct Overflow(NonZeroUsize);
 impl Drop for Overflow {
     fn drop(&mut self) {
         let key = self.0.get();
-        let released = if home::key_bits(key).is_none() {
-            table().release(key)
-        } else {
-            let home = home::home_of(key);
-            home.with_meta_lock(|| {
-                let released = table().release(key);
-                if let Ok(true) = released {
-                    home.count_overflow(false);
-                }
-                released
-            })
-        };
+        let (home, _) = home::locate(key);
+        let released = home.with_meta_lock(|| {
+            let released = table().release(key);
+            if let Ok(true) = released {
+                home.count_overflow(false);
+            }
+            released
+        });
         if let Err(misuse) = released {
             misuse.raise();
         }
@@ -148,15 +140,12 @@ impl Drop for Overflow {
 /// Runs `f` on the word value of the monitor of `key` if it has one in use
 /// or idle in its home; `None` if not. Makes no table entry.
 fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
-    let key = key.get();
-    if let Some(bits) = home::key_bits(key) {
-        match home::home_of(key).inspect(bits, &f) {
-            Ok(found) => return Some(found),
-            Err(false) => return None,
-            Err(true) => {}
-        }
+    let (home, bits) = home::locate(key.get());
+    match home.inspect(bits, &f) {
+        Ok(found) => Some(found),
+        Err(false) => None,
+        Err(true) => table().inspect(key.get(), |word| word.inspect(&f)),
     }
-    table().inspect(key, |word| word.inspect(&f))
 }
 
 /// Enters the monitor of `value`, which need not embed anything: the monitor

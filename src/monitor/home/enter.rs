@@ -171,7 +171,7 @@ impl Home {
     }
 
     /// The keyed enter through the meta-lock: enters the monitor for `key`
-    /// (a NEUTRAL form from `key_bits`), waiting as `patience` allows; or,
+    /// (a NEUTRAL form from `locate`), waiting as `patience` allows; or,
     /// if the home serves another address and cannot be rekeyed, marks it
     /// `OVERFLOW` and returns what `elsewhere` (which must register the
     /// key's overflow entry, see `count_overflow`) returns, having run it

@@ -11,7 +11,8 @@
 //!
 //! # The payload of a home
 //!
-//! `key << KEY_SHIFT | PINNED | OVERFLOW`, displaced into the lock record
+//! `key << KEY_SHIFT | PINNED | OVERFLOW` (the key without the bits the
+//! home's place stands for, see `locate`), displaced into the lock record
 //! like any payload while the monitor is in use. A home changes key only
 //! while it is NEUTRAL, without `OVERFLOW` and without pins: in the
 //! compare-and-swap that locks it for the new key (which expects both bits
@@ -122,41 +123,51 @@ crate::primitive::lazy_static! {
     static ref TABLE: [Home; HOMES] = core::array::from_fn(|_| Home::new());
 }
 
-/// A key as a home carries it: its NEUTRAL form, flags clear; `None` for
-/// an address too wide for the payload (then its monitor is always in the
-/// overflow table). Never zero: a reference is never null.
-#[inline(always)]
-pub(crate) fn key_bits(key: usize) -> Option<usize> {
-    if key >> (usize::BITS - KEY_SHIFT) == 0 {
-        Some(key << KEY_SHIFT)
-    } else {
-        None
-    }
-}
-
 /// The key bits of a home's NEUTRAL form.
 #[inline(always)]
 fn key_part(neutral: usize) -> usize {
     neutral & !((1 << KEY_SHIFT) - 1)
 }
 
-/// The home of `key`: its 8-byte granule, with the bits above the table's
-/// range folded in. Not a scattering hash: values next to each other get
-/// homes next to each other, so a program that walks its values walks the
-/// homes in order too (measured: a scattering hash cost a cache miss per
-/// lock when cycling over 4096 values, 1.7x parking_lot against 1.25x).
-/// Values in one granule share a home, and so do some values far apart
-/// (the folding maps many regions onto one range); values a power-of-two
-/// stride apart keep distinct homes while there are no more of them than
-/// homes, the folded bits filling in what the stride leaves out. Sharing a
-/// home is correct either way: it costs the overflow table only while both
-/// values' monitors are in use at once.
+/// Bits of an address's granule that its home's place in the table stands
+/// for.
+const INDEX_BITS: u32 = HOMES.trailing_zeros();
+
+/// The home of `key`, and the key as that home carries it (its NEUTRAL
+/// form, flags clear).
+///
+/// The home is the address's 8-byte granule, with the bits above the
+/// table's range folded in. Not a scattering hash: values next to each
+/// other get homes next to each other, so a program that walks its values
+/// walks the homes in order too (measured: a scattering hash cost a cache
+/// miss per lock when cycling over 4096 values, 1.7x parking_lot against
+/// 1.25x). Values in one granule share a home, and so do some values far
+/// apart (the folding maps many regions onto one range); values a
+/// power-of-two stride apart keep distinct homes while there are no more of
+/// them than homes. Sharing a home is correct either way: it costs the
+/// overflow table only while both values' monitors are in use at once.
+///
+/// The home carries the address without the granule bits its index stands
+/// for (`key_at` puts them back): two addresses of one home that agree on
+/// the rest are one address. So every address fits in the payload, on
+/// 32-bit targets and with tagged pointers too.
 #[inline(always)]
-pub(crate) fn home_of(key: usize) -> &'static Home {
+pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
     let granule = key >> 3;
-    let shift = HOMES.trailing_zeros();
-    let index = (granule ^ granule >> shift ^ granule >> (2 * shift)) & (HOMES - 1);
-    &TABLE[index]
+    let high = granule >> INDEX_BITS;
+    let index = (granule ^ high ^ high >> INDEX_BITS) & (HOMES - 1);
+    let bits = (high << 3 | key & 0b111) << KEY_SHIFT;
+    (&TABLE[index], bits)
+}
+
+/// The address that the key bits `neutral` stand for in the home at
+/// `index`: `locate` backwards.
+#[cfg(any(test, feature = "diagnostics"))]
+fn key_at(index: usize, neutral: usize) -> usize {
+    let carried = neutral >> KEY_SHIFT;
+    let high = carried >> 3;
+    let low = (index ^ high ^ high >> INDEX_BITS) & (HOMES - 1);
+    (high << INDEX_BITS | low) << 3 | carried & 0b111
 }
 
 /// The home whose word `word` is, if it is one (its monitor may serve
@@ -332,7 +343,9 @@ impl Home {
             held.release(bits);
             neutral
         });
-        Some(key_part(neutral) >> KEY_SHIFT)
+        let index =
+            (self as *const Home as usize - TABLE.as_ptr() as usize) / core::mem::size_of::<Home>();
+        Some(key_at(index, neutral))
     }
 
     /// Whether the home's monitor is in use now: held or queued on (a
@@ -352,4 +365,35 @@ pub(crate) fn homes() -> &'static [Home] {
 /// calling thread owns the monitor.
 pub(crate) fn owned_by(bits: usize, ee: &ExecEnv) -> bool {
     owner_is(bits, ee)
+}
+
+#[cfg(all(test, not(metalock_model)))]
+mod tests {
+    use super::*;
+
+    /// Every address fits and comes back from its home, tagged pointers and
+    /// the top of the address space included, and two addresses of one
+    /// home never carry the same bits.
+    #[test]
+    fn a_home_carries_any_address_exactly() {
+        let stride = 1_usize << (3 + INDEX_BITS);
+        let mut keys = vec![1, 8, 9, 0x7fff_ffff, usize::MAX, usize::MAX - 7];
+        for base in [0x1000_usize, 0x5555_0000_1230, usize::MAX / 3] {
+            keys.extend((0..8).map(|i| base.wrapping_add(i * stride)));
+            keys.extend((0..8).map(|i| base.wrapping_add(i)));
+        }
+        #[cfg(target_pointer_width = "64")]
+        keys.extend([0xf000_0000_0000_1238_usize, 0x0a00_7fff_dead_bee8]);
+        let table = TABLE.as_ptr() as usize;
+        let mut seen = std::collections::HashMap::new();
+        for &key in &keys {
+            let (home, bits) = locate(key);
+            let index = (home as *const Home as usize - table) / core::mem::size_of::<Home>();
+            assert_eq!(key_at(index, bits), key, "{key:#x}");
+            assert_eq!(key_part(bits), bits);
+            if let Some(other) = seen.insert((index, bits), key) {
+                assert_eq!(other, key, "{other:#x} and {key:#x} share a home and its bits");
+            }
+        }
+    }
 }
