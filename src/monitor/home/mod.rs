@@ -392,7 +392,10 @@ mod tests {
             assert_eq!(key_at(index, bits), key, "{key:#x}");
             assert_eq!(key_part(bits), bits);
             if let Some(other) = seen.insert((index, bits), key) {
-                assert_eq!(other, key, "{other:#x} and {key:#x} share a home and its bits");
+                assert_eq!(
+                    other, key,
+                    "{other:#x} and {key:#x} share a home and its bits"
+                );
             }
         }
     }
