@@ -264,3 +264,108 @@ fn stress_addresses_that_share_homes() {
     assert_eq!(tokens.load(Relaxed), 0);
     assert!(keys.iter().all(|key| !metalock::is_locked(key)));
 }
+
+/// Every keyed operation at once on sixteen addresses of two homes: lock,
+/// `try_lock`, `try_lock_for` giving up, recursion across two addresses of
+/// one home, timed waits on the monitor and on a `Condition`, notifies from
+/// holders and from threads that hold nothing. Each counter is updated by a
+/// load and a store under its address's monitor, and counted atomically
+/// beside it: the two agree only if the monitor excluded.
+#[test]
+fn stress_every_operation_on_shared_homes() {
+    let _watchdog = Watchdog::arm(HANG);
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 30_000;
+    #[repr(align(16))]
+    struct Bytes([AtomicU8; 16]);
+    let keys = Bytes(std::array::from_fn(|_| AtomicU8::new(0)));
+    let keys = &keys.0;
+    let counters: Vec<AtomicU64> = (0..16).map(|_| AtomicU64::new(0)).collect();
+    let counted: Vec<AtomicU64> = (0..16).map(|_| AtomicU64::new(0)).collect();
+    let conditions: Vec<Condition> = (0..16).map(|_| Condition::new()).collect();
+    let (counters, counted, conditions) = (&counters, &counted, &conditions);
+    let bump = |i: usize| {
+        assert!(
+            metalock::is_held_by_current_thread(&keys[i]),
+            "key {i} not held"
+        );
+        let counter = &counters[i];
+        let value = counter.load(Relaxed);
+        std::hint::spin_loop();
+        counter.store(value + 1, Relaxed);
+        counted[i].fetch_add(1, Relaxed);
+    };
+    let short = Duration::from_micros(50);
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            s.spawn(move || {
+                let mut x = t as u64 * 0x9E37_79B9 + 7;
+                for _ in 0..ROUNDS {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let (i, j) = (x as usize % 16, (x >> 8) as usize % 16);
+                    match (x >> 20) % 8 {
+                        0 => {
+                            let _guard = metalock::lock(&keys[i]);
+                            bump(i);
+                        }
+                        1 => {
+                            if let Some(_guard) = metalock::try_lock(&keys[i]) {
+                                bump(i);
+                            }
+                        }
+                        2 => {
+                            if let Some(_guard) = metalock::try_lock_for(&keys[i], short / 2) {
+                                bump(i);
+                            }
+                        }
+                        3 => {
+                            // i, j, i again, in index order.
+                            let (a, b) = (i.min(j), i.max(j));
+                            let first = metalock::lock(&keys[a]);
+                            let second = metalock::lock(&keys[b]);
+                            let again = metalock::lock(&keys[a]);
+                            bump(a);
+                            bump(b);
+                            drop(first);
+                            bump(a);
+                            drop(second);
+                            drop(again);
+                        }
+                        4 => {
+                            let mut guard = metalock::lock(&keys[i]);
+                            bump(i);
+                            let _ = guard.wait_for(short);
+                            bump(i);
+                        }
+                        5 => {
+                            let guard = metalock::lock(&keys[i]);
+                            bump(i);
+                            guard.notify_all();
+                        }
+                        6 => {
+                            let mut guard = metalock::lock(&keys[i]);
+                            let _ = conditions[i].wait_for(&mut guard, short);
+                            bump(i);
+                        }
+                        _ => {
+                            conditions[i].notify_all();
+                            if let Some(_guard) = metalock::try_lock_for(&keys[j], short / 10) {
+                                bump(j);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    for i in 0..16 {
+        assert_eq!(
+            counters[i].load(Relaxed),
+            counted[i].load(Relaxed),
+            "key {i}"
+        );
+        assert!(!metalock::is_locked(&keys[i]));
+    }
+}
