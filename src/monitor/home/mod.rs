@@ -133,6 +133,11 @@ fn key_part(neutral: usize) -> usize {
 /// for.
 const INDEX_BITS: u32 = HOMES.trailing_zeros();
 
+// The carried key is `usize::BITS - INDEX_BITS + KEY_SHIFT` bits wide: it
+// fits in the word when the index stands for at least `KEY_SHIFT` bits.
+#[cfg(not(metalock_model))]
+const _: () = assert!(INDEX_BITS >= KEY_SHIFT);
+
 /// The home of `key`, and the key as that home carries it (its NEUTRAL
 /// form, flags clear).
 ///
@@ -150,9 +155,19 @@ const INDEX_BITS: u32 = HOMES.trailing_zeros();
 /// The home carries the address without the granule bits its index stands
 /// for (`key_at` puts them back): two addresses of one home that agree on
 /// the rest are one address. So every address fits in the payload, on
-/// 32-bit targets and with tagged pointers too.
+/// 32-bit targets and with tagged pointers too (under the model checkers'
+/// single home, addresses below 2^59 on 64-bit targets, checked).
 #[inline(always)]
 pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
+    // With one home (the model checkers') no index bits stand in for the
+    // address, and the top `KEY_SHIFT` bits would not fit: refuse such an
+    // address loudly rather than let two addresses share a monitor.
+    #[cfg(metalock_model)]
+    assert!(
+        key.leading_zeros() >= KEY_SHIFT,
+        "metalock: under a model checker, keyed monitors need addresses below 2^{}",
+        usize::BITS - KEY_SHIFT
+    );
     let granule = key >> 3;
     let high = granule >> INDEX_BITS;
     let index = (granule ^ high ^ high >> INDEX_BITS) & (HOMES - 1);
@@ -378,7 +393,10 @@ mod tests {
     fn a_home_carries_any_address_exactly() {
         let stride = 1_usize << (3 + INDEX_BITS);
         let mut keys = vec![1, 8, 9, 0x7fff_ffff, usize::MAX, usize::MAX - 7];
-        for base in [0x1000_usize, 0x5555_0000_1230, usize::MAX / 3] {
+        let mut bases = vec![0x1000_usize, 0x5555_1230, usize::MAX / 3];
+        #[cfg(target_pointer_width = "64")]
+        bases.push(0x5555_0000_1230);
+        for base in bases {
             keys.extend((0..8).map(|i| base.wrapping_add(i * stride)));
             keys.extend((0..8).map(|i| base.wrapping_add(i)));
         }
