@@ -139,7 +139,7 @@ impl Default for SpinWait {
 
 impl SpinWait {
     /// Rounds of spin hints (2, 4, 8 hints) before the yields start.
-    const SPIN_ROUNDS: u32 = 3;
+    pub(crate) const SPIN_ROUNDS: u32 = 3;
     /// Rounds in all, spins and yields, at most.
     pub(crate) const ROUNDS: u32 = 10;
 
@@ -153,6 +153,12 @@ impl SpinWait {
                 Self::ROUNDS
             },
         }
+    }
+
+    /// Rounds this spin may wait in all.
+    #[cfg(test)]
+    pub(crate) fn limit(&self) -> u32 {
+        self.limit
     }
 
     /// Waits one round; `false` once the budget is spent.

@@ -52,6 +52,13 @@ pub struct Snapshot {
     /// lost it to another thread and went back to sleep. A notified waiter
     /// is handed the monitor instead, so it never counts here.
     pub wake_to_block: u64,
+    /// Spins of a thread that found the monitor owned and took it before
+    /// the spin's budget ran out, so that it did not queue.
+    pub spins_won: u64,
+    /// Spins that ran out of budget (then the thread queued). A monitor
+    /// whose spins nearly always lose stops yielding in them (see the
+    /// README's policy section).
+    pub spins_lost: u64,
     /// Lock records taken from the global allocator (Table 2).
     pub lock_records_allocated: u64,
 }
@@ -85,6 +92,8 @@ pub fn snapshot() -> Snapshot {
         total.hand_overs += get(&s.hand_overs);
         total.futile_wakeups += get(&s.futile_wakeups);
         total.wake_to_block += get(&s.wake_to_block);
+        total.spins_won += get(&s.spins_won);
+        total.spins_lost += get(&s.spins_lost);
         total.lock_records_allocated += get(&s.lock_records_allocated);
     }
     total
@@ -117,6 +126,8 @@ impl Snapshot {
             hand_overs: self.hand_overs - earlier.hand_overs,
             futile_wakeups: self.futile_wakeups - earlier.futile_wakeups,
             wake_to_block: self.wake_to_block - earlier.wake_to_block,
+            spins_won: self.spins_won - earlier.spins_won,
+            spins_lost: self.spins_lost - earlier.spins_lost,
             lock_records_allocated: self.lock_records_allocated - earlier.lock_records_allocated,
         }
     }
@@ -134,6 +145,8 @@ impl fmt::Display for Snapshot {
         writeln!(f, "hand-overs             {:>14}", self.hand_overs)?;
         writeln!(f, "futile wake-ups        {:>14}", self.futile_wakeups)?;
         writeln!(f, "wake-to-block          {:>14}", self.wake_to_block)?;
+        writeln!(f, "spins won              {:>14}", self.spins_won)?;
+        writeln!(f, "spins lost             {:>14}", self.spins_lost)?;
         write!(
             f,
             "lock records allocated {:>14}",

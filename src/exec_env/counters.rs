@@ -19,6 +19,8 @@ pub(crate) struct ThreadStats {
     pub(crate) hand_overs: AtomicUsize,
     pub(crate) futile_wakeups: AtomicUsize,
     pub(crate) wake_to_block: AtomicUsize,
+    pub(crate) spins_won: AtomicUsize,
+    pub(crate) spins_lost: AtomicUsize,
     pub(crate) lock_records_allocated: AtomicUsize,
 }
 
@@ -35,6 +37,8 @@ impl ThreadStats {
             hand_overs: AtomicUsize::new(0),
             futile_wakeups: AtomicUsize::new(0),
             wake_to_block: AtomicUsize::new(0),
+            spins_won: AtomicUsize::new(0),
+            spins_lost: AtomicUsize::new(0),
             lock_records_allocated: AtomicUsize::new(0),
         }
     }

@@ -3,14 +3,14 @@
 
 use core::ptr;
 
+#[cfg(not(metalock_swap_only))]
+use super::profile::Profile;
 use super::queue::{append_to_queue, insert_notified};
 use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
 use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::Ordering;
-#[cfg(not(metalock_swap_only))]
-use crate::primitive::SpinWait;
 use crate::sys::{self, Instant};
 
 /// How a thread comes to `acquire_held`.
@@ -176,7 +176,8 @@ impl MultiUseWord {
     }
 
     /// Before going through the meta-lock, spins a little (then yields a
-    /// little) while another thread owns the monitor, in case it leaves
+    /// little, unless the monitor's profile says its spins nearly always
+    /// lose) while another thread owns the monitor, in case it leaves
     /// soon: a short critical section then costs no sleep and wake-up, and
     /// no meta-lock. A newcomer gives up at once when there is a queue, so
     /// that it does not spin past threads that already sleep; a thread that
@@ -194,7 +195,8 @@ impl MultiUseWord {
         // one that holds some record and is not re-contending with its own.
         // SAFETY: `ee` is the calling thread's EE.
         let might_own = record.is_none() && unsafe { ee.has_records_out() };
-        let mut spin = SpinWait::default();
+        let profile = Profile::of(self);
+        let mut spin = profile.spin();
         loop {
             // Acquire: `owner_is` below reads the record the word points at,
             // which another thread may have just allocated and published
@@ -204,12 +206,16 @@ impl MultiUseWord {
                 match record {
                     None => {
                         if let Some(record) = self.fused_lock(ee, bits) {
+                            profile.won();
+                            count!(ee, spins_won);
                             return Some(record);
                         }
                     }
                     Some(record) => {
                         if self.fused_install(record, bits) {
                             count!(ee, extra_fast_hits);
+                            profile.won();
+                            count!(ee, spins_won);
                             return Some(record);
                         }
                     }
@@ -224,6 +230,8 @@ impl MultiUseWord {
                 return None;
             }
             if !spin.spin() {
+                profile.lost();
+                count!(ee, spins_lost);
                 return None;
             }
         }

@@ -40,7 +40,9 @@
 //! re-contends when an exit invites it, or when its time runs out, in which
 //! case it takes its record out of the queue itself. Contenders spin briefly
 //! (`SpinWait`) before queueing behind an owner nobody else waits for, and
-//! again after an invitation; they do not spin once queued.
+//! again after an invitation; they do not spin once queued. How long is
+//! learned per monitor (`profile`): a monitor whose spins nearly always lose
+//! keeps only the spin hints and skips the yields.
 
 mod condition;
 mod enter;
@@ -69,6 +71,8 @@ mod home {
     }
 }
 mod policy;
+#[cfg(not(metalock_swap_only))]
+mod profile;
 mod queue;
 mod try_enter;
 mod wait;

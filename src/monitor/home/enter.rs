@@ -7,8 +7,6 @@ use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, record_of};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
-use crate::primitive::SpinWait;
-#[cfg(not(metalock_swap_only))]
 use crate::word::QUEUE_SUMMARY;
 use crate::word::{LOCKED, NEUTRAL, state};
 
@@ -16,6 +14,8 @@ use crate::word::{LOCKED, NEUTRAL, state};
 use super::FLAGS;
 use super::{Home, Keyed, OVERFLOW, PINNED, Patience, key_part, neutral_form, set_neutral_form};
 use crate::monitor::enter::Entry;
+#[cfg(not(metalock_swap_only))]
+use crate::monitor::profile::Profile;
 #[cfg(not(metalock_swap_only))]
 use crate::monitor::{EXTRA_FAST, locked_bits};
 use crate::monitor::{enter_again, owner_is};
@@ -143,7 +143,8 @@ impl Home {
         // the owner's.
         // SAFETY: `ee` is the calling thread's EE.
         let might_own = unsafe { ee.has_records_out() };
-        let mut spin = SpinWait::default();
+        let profile = Profile::of(&self.word);
+        let mut spin = profile.spin();
         loop {
             // Acquire: `owner_is` below reads the record the word points
             // at, which another thread may have just published with a
@@ -154,6 +155,8 @@ impl Home {
                     return None;
                 }
                 if let Some(record) = self.enter_fast(ee, key) {
+                    profile.won();
+                    count!(ee, spins_won);
                     return Some(record);
                 }
                 continue;
@@ -165,6 +168,8 @@ impl Home {
                 return None;
             }
             if !spin.spin() {
+                profile.lost();
+                count!(ee, spins_lost);
                 return None;
             }
         }
