@@ -155,8 +155,16 @@ impl SpinWait {
         }
     }
 
+    /// Whether this spin has waited a round: a thread that takes the
+    /// monitor at its first look learns nothing about spinning from it.
+    #[cfg(not(metalock_swap_only))]
+    #[inline]
+    pub(crate) fn waited(&self) -> bool {
+        self.round > 0
+    }
+
     /// Rounds this spin may wait in all.
-    #[cfg(test)]
+    #[cfg(all(test, not(metalock_swap_only)))]
     pub(crate) fn limit(&self) -> u32 {
         self.limit
     }

@@ -65,10 +65,11 @@ fn counters_follow_the_operations() {
     assert!(contended.extra_fast_misses >= 2, "{contended:?}");
     if !cfg!(any(feature = "meta-lock-only", feature = "swap-only")) {
         // The contender's spin lost to the held monitor; invited after the
-        // release, its second spin found the monitor free.
+        // release, it found the monitor free at its first look, which is
+        // no spin won.
         assert_eq!(
             (contended.spins_lost, contended.spins_won),
-            (1, 1),
+            (1, 0),
             "{contended:?}"
         );
     }

@@ -203,22 +203,20 @@ impl MultiUseWord {
             // with a Release.
             let bits = self.word.load(Ordering::Acquire);
             if state(bits) == NEUTRAL {
-                match record {
-                    None => {
-                        if let Some(record) = self.fused_lock(ee, bits) {
-                            profile.won();
-                            count!(ee, spins_won);
-                            return Some(record);
-                        }
+                let took = match record {
+                    None => self.fused_lock(ee, bits),
+                    Some(record) if self.fused_install(record, bits) => {
+                        count!(ee, extra_fast_hits);
+                        Some(record)
                     }
-                    Some(record) => {
-                        if self.fused_install(record, bits) {
-                            count!(ee, extra_fast_hits);
-                            profile.won();
-                            count!(ee, spins_won);
-                            return Some(record);
-                        }
+                    Some(_) => None,
+                };
+                if let Some(record) = took {
+                    if spin.waited() {
+                        profile.won();
+                        count!(ee, spins_won);
                     }
+                    return Some(record);
                 }
                 // Lost to another thread: look again at once, as a new owner
                 // is no reason to spend the budget.

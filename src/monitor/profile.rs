@@ -13,7 +13,10 @@
 //! cut after each lost spin measured 0.53x the throughput at 4 threads and
 //! 200 ns held). On a monitor held for tens of microseconds or more it
 //! loses nearly always. Each monitor therefore keeps a credit, learned from
-//! its own spins: a won spin adds `WIN_CREDIT`, a lost one takes one off.
+//! its own spins: a spin that waited and won adds `WIN_CREDIT`, a lost one
+//! takes one off. A thread that takes the monitor at its first look, as one
+//! woken from the queue usually does, learns nothing: counted as a win, the
+//! wake after every lost spin would keep a long-held monitor's credit full.
 //! While there is credit a contender spins the full budget; at zero (more
 //! than seven spins in eight lost, for a while) it only spins the hints,
 //! which cost nanoseconds, and skips the yields. After `EXPLORE_AFTER` spins

@@ -155,8 +155,10 @@ impl Home {
                     return None;
                 }
                 if let Some(record) = self.enter_fast(ee, key) {
-                    profile.won();
-                    count!(ee, spins_won);
+                    if spin.waited() {
+                        profile.won();
+                        count!(ee, spins_won);
+                    }
                     return Some(record);
                 }
                 continue;

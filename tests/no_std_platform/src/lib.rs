@@ -15,6 +15,14 @@ use std::time::Duration;
 /// wedging.
 pub static PANIC_IN_NOW: AtomicBool = AtomicBool::new(false);
 
+/// Calls of the platform's `wait` since the process began: for the tests
+/// that check when the crate blocks.
+pub static WAITS: AtomicUsize = AtomicUsize::new(0);
+
+/// Calls of the platform's `yield_now` since the process began: for the
+/// tests that check how much the crate yields.
+pub static YIELDS: AtomicUsize = AtomicUsize::new(0);
+
 /// Wait-on-address through one global mutex and condition variable: a waiter
 /// checks the value under the mutex, a waker takes the mutex before
 /// notifying, so no wake-up falls between the check and the sleep.
@@ -56,6 +64,7 @@ impl StdThreads {
 // until the thread ends, and `ExitHook` releases it on the way out.
 unsafe impl Platform for StdThreads {
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        WAITS.fetch_add(1, Ordering::SeqCst);
         let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed: the parker's own swaps order the data.
         if word.load(Ordering::Relaxed) != expected {
@@ -78,6 +87,7 @@ unsafe impl Platform for StdThreads {
     }
 
     fn yield_now(&self) {
+        YIELDS.fetch_add(1, Ordering::SeqCst);
         std::thread::yield_now();
     }
 

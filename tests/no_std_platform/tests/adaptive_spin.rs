@@ -1,0 +1,102 @@
+//! The contention profile seen from the platform: a monitor whose spins
+//! always lose stops asking the system for yields, explores a full spin now
+//! and then, and spins fully again once such a spin wins (README,
+//! "Contention policy"). One test in this binary: the platform's counts are
+//! process-wide.
+//!
+//! The swap-only build has no spin before it queues.
+#![cfg(not(feature = "swap-only"))]
+
+use metalock::MultiUseWord;
+use metalock_no_std_platform::{WAITS, YIELDS, install};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::thread;
+
+/// Contended acquisitions watched in each phase.
+const ROUNDS: usize = 300;
+
+/// How a contender's spin ended, seen by the holder.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Spin {
+    /// The contender queued and blocked after a spin without yields.
+    LostWithoutYields,
+    /// The contender queued and blocked after yielding.
+    LostAfterYields,
+    /// The contender yielded, and the holder then let the monitor go.
+    Yielded,
+}
+
+/// One contended acquisition: this thread holds `word` while `contender`
+/// tries to take it, until the contender blocks (`release_on_yield`: or
+/// yields, whichever comes first).
+fn round(
+    word: &MultiUseWord,
+    go: &mpsc::Sender<()>,
+    done: &mpsc::Receiver<()>,
+    release_on_yield: bool,
+) -> Spin {
+    let guard = word.lock();
+    let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
+    go.send(()).unwrap();
+    let spin = loop {
+        // The contender's yields come before its wait in its program order.
+        let blocked = WAITS.load(Ordering::SeqCst) != waits;
+        let yielded = YIELDS.load(Ordering::SeqCst) != yields;
+        match (blocked, yielded) {
+            (true, false) => break Spin::LostWithoutYields,
+            (true, true) => break Spin::LostAfterYields,
+            (false, true) if release_on_yield => break Spin::Yielded,
+            _ => std::hint::spin_loop(),
+        }
+    };
+    drop(guard);
+    done.recv().unwrap();
+    spin
+}
+
+#[test]
+fn the_yields_stop_where_spins_lose_and_return_where_they_win() {
+    install();
+    let word = MultiUseWord::new();
+    let (go, go_rx) = mpsc::channel();
+    let (done_tx, done) = mpsc::channel();
+    thread::scope(|s| {
+        let word = &word;
+        s.spawn(move || {
+            while go_rx.recv().is_ok() {
+                drop(word.lock());
+                done_tx.send(()).unwrap();
+            }
+        });
+
+        // Every spin loses: the holder lets go only once the contender has
+        // blocked.
+        let lost: Vec<Spin> = (0..ROUNDS)
+            .map(|_| round(word, &go, &done, false))
+            .collect();
+        assert_eq!(
+            lost[0],
+            Spin::LostAfterYields,
+            "a fresh monitor spins fully"
+        );
+        let late = &lost[ROUNDS / 2..];
+        let full = late.iter().filter(|&&s| s == Spin::LostAfterYields).count();
+        assert!(
+            full > 0 && full * 4 < late.len(),
+            "after {} lost spins, {full} of the next {} still yielded: {lost:?}",
+            ROUNDS / 2,
+            late.len()
+        );
+
+        // The holder lets go as soon as the contender yields: an exploring
+        // spin wins, and the full spins come back.
+        let won: Vec<Spin> = (0..ROUNDS).map(|_| round(word, &go, &done, true)).collect();
+        let tail = &won[ROUNDS - 20..];
+        assert!(
+            tail.iter().all(|&s| s != Spin::LostWithoutYields),
+            "spins that win kept no credit: {won:?}"
+        );
+        drop(go);
+    });
+}
