@@ -55,7 +55,8 @@ pub struct Snapshot {
     /// Spins of a thread that found the monitor owned and took it before
     /// the spin's budget ran out, so that it did not queue.
     pub spins_won: u64,
-    /// Spins that ran out of budget (then the thread queued). A monitor
+    /// Spins that ended without the monitor: out of budget, or a queue
+    /// formed while the thread spun (then the thread queued). A monitor
     /// whose spins nearly always lose stops yielding in them (see the
     /// README's policy section).
     pub spins_lost: u64,

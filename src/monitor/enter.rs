@@ -225,6 +225,13 @@ impl MultiUseWord {
                 || (record.is_none() && bits & QUEUE_SUMMARY != 0)
                 || (might_own && owner_is(bits, ee))
             {
+                // A spin that waited and must queue now lost as surely as
+                // one that ran out: with several contenders on a long-held
+                // monitor, all but the first end this way.
+                if spin.waited() {
+                    profile.lost();
+                    count!(ee, spins_lost);
+                }
                 return None;
             }
             if !spin.spin() {

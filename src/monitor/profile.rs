@@ -4,19 +4,20 @@
 //! section 5.3: the meta-lock leaves the policy free).
 //!
 //! A contender that finds the monitor owned spins before it queues
-//! (`spin_then_fused_lock`): spin hints, then yields. A spin that wins saves
-//! a sleep and a wake-up, tens of microseconds on a virtual machine; one that
-//! loses costs its few microseconds and the thread sleeps anyway. So the
-//! spin pays while it wins more than about one time in eight, which it does
+//! (`spin_then_fused_lock`, and `spin_then_enter` for a keyed monitor's
+//! home): spin hints, then yields. A spin that wins saves a sleep and a
+//! wake-up, tens of microseconds on a virtual machine; one that loses costs
+//! its few microseconds and the thread sleeps anyway. So the spin pays while it wins more than about one time in eight, which it does
 //! on a monitor held for nanoseconds to a few microseconds, even with more
 //! threads than cores, since the yields let a preempted owner run (a budget
 //! cut after each lost spin measured 0.53x the throughput at 4 threads and
 //! 200 ns held). On a monitor held for tens of microseconds or more it
 //! loses nearly always. Each monitor therefore keeps a credit, learned from
 //! its own spins: a spin that waited and won adds `WIN_CREDIT`, a lost one
-//! takes one off. A thread that takes the monitor at its first look, as one
-//! woken from the queue usually does, learns nothing: counted as a win, the
-//! wake after every lost spin would keep a long-held monitor's credit full.
+//! (out of budget, or it waited and then found a queue formed) takes one
+//! off. A thread that takes the monitor at its first look, as one woken
+//! from the queue usually does, learns nothing: counted as a win, the wake
+//! after every lost spin would keep a long-held monitor's credit full.
 //! While there is credit a contender spins the full budget; at zero (more
 //! than seven spins in eight lost, for a while) it only spins the hints,
 //! which cost nanoseconds, and skips the yields. After `EXPLORE_AFTER` spins
@@ -27,10 +28,13 @@
 //! NEUTRAL word is the user's. It is a slot of a small table indexed by the
 //! word's address, touched only by contenders, read on every spin and
 //! written only when the credit changes, so that a steady monitor's slot
-//! stays shared in every contender's cache. Two monitors whose addresses
-//! meet in one slot share a credit: a worse guess for both, never a wrong
-//! result, since the credit decides only how long a thread spins before it
-//! queues, and queueing is always correct.
+//! stays shared in every contender's cache (slots share cache lines, so a
+//! neighbouring slot that changes can still evict it). Two monitors whose
+//! addresses meet in one slot share a credit: a worse guess for both, never
+//! a wrong result, since the credit decides only how long a thread spins
+//! before it queues, and queueing is always correct. A keyed monitor's
+//! credit is its home word's, shared by the addresses the home serves over
+//! time.
 //!
 //! Hand-over or renouncement is not chosen here: the exit renounces, and
 //! hands over only to a thread passed over for too long (`FAIR_AFTER`),
@@ -54,8 +58,8 @@ use crate::word::MultiUseWord;
 #[cfg(not(metalock_model))]
 const WIN_CREDIT: u32 = 7;
 
-/// The most credit a monitor keeps, and what it starts with: about 60 lost
-/// spins in a row before the yields stop.
+/// The most credit a monitor keeps, and what it starts with: 63 lost spins
+/// in a row before the yields stop.
 #[cfg(not(metalock_model))]
 const MAX_CREDIT: u32 = 63;
 

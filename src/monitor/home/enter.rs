@@ -167,6 +167,11 @@ impl Home {
                 || bits & QUEUE_SUMMARY != 0
                 || (might_own && owner_is(bits, ee))
             {
+                // As in `spin_then_fused_lock`: a spin that waited lost.
+                if spin.waited() {
+                    profile.lost();
+                    count!(ee, spins_lost);
+                }
                 return None;
             }
             if !spin.spin() {
