@@ -164,7 +164,7 @@ impl SpinWait {
     }
 
     /// Rounds this spin may wait in all.
-    #[cfg(all(test, not(metalock_swap_only)))]
+    #[cfg(all(test, not(metalock_swap_only), not(metalock_model)))]
     pub(crate) fn limit(&self) -> u32 {
         self.limit
     }

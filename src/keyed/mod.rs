@@ -275,7 +275,7 @@ pub fn synchronized<T: ?Sized, R>(value: &T, f: impl FnOnce(&mut KeyedGuard<'_>)
 
 /// The key of every table entry, by the address of its word (for the
 /// thread dump).
-#[cfg(feature = "diagnostics")]
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
     let mut keys = table().keys_by_word();
     for home in home::homes() {

@@ -255,7 +255,7 @@ impl Table {
     }
 
     /// The key of every entry, by the address of its word.
-    #[cfg(feature = "diagnostics")]
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(super) fn keys_by_word(&self) -> HashMap<usize, usize> {
         let mut keys = HashMap::new();
         for shard in &self.shards {

@@ -177,7 +177,7 @@ pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
 
 /// The address that the key bits `neutral` stand for in the home at
 /// `index`: `locate` backwards.
-#[cfg(any(test, feature = "diagnostics"))]
+#[cfg(all(any(test, feature = "diagnostics"), not(metalock_model)))]
 fn key_at(index: usize, neutral: usize) -> usize {
     let carried = neutral >> KEY_SHIFT;
     let high = carried >> 3;
@@ -343,7 +343,7 @@ impl Home {
 
     /// The address the home serves while its monitor is in use (held,
     /// queued on or waited on), for the thread dump.
-    #[cfg(feature = "diagnostics")]
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) fn key_in_use(&'static self) -> Option<usize> {
         // Relaxed: a snapshot for display; the meta-lock below orders the
         // read of the record.
