@@ -163,10 +163,11 @@ impl SpinWait {
         self.round > 0
     }
 
-    /// Rounds this spin may wait in all.
-    #[cfg(all(test, not(metalock_swap_only), not(metalock_model)))]
-    pub(crate) fn limit(&self) -> u32 {
-        self.limit
+    /// Whether this spin may run the whole budget, yields included.
+    #[cfg(all(not(metalock_swap_only), not(metalock_model)))]
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        self.limit == Self::ROUNDS
     }
 
     /// Waits one round; `false` once the budget is spent.

@@ -229,13 +229,13 @@ impl MultiUseWord {
                 // one that ran out: with several contenders on a long-held
                 // monitor, all but the first end this way.
                 if spin.waited() {
-                    profile.lost();
+                    profile.lost(&spin);
                     count!(ee, spins_lost);
                 }
                 return None;
             }
             if !spin.spin() {
-                profile.lost();
+                profile.lost(&spin);
                 count!(ee, spins_lost);
                 return None;
             }

@@ -146,11 +146,15 @@ impl Profile {
         self.learn(before, ((before.0 + WIN_CREDIT).min(MAX_CREDIT), 0));
     }
 
-    /// Learns from a spin that spent its budget and lost.
+    /// Learns from `spin`, which lost.
     #[inline]
-    pub(super) fn lost(&self) {
+    pub(super) fn lost(&self, spin: &SpinWait) {
         let before = self.load();
         let after = match before {
+            // Only a full spin starts the next round of hint-only spins: one
+            // of the hints, begun before the explore fell due, leaves the
+            // explore to the next contender.
+            (0, losses) if losses >= EXPLORE_AFTER && !spin.is_full() => before,
             (0, losses) if losses >= EXPLORE_AFTER => (0, 0),
             (0, losses) => (0, losses + 1),
             (credit, _) => (credit - 1, 0),
@@ -161,7 +165,7 @@ impl Profile {
     /// Whether a contender would spin the full budget now, for tests.
     #[cfg(test)]
     fn spins_fully(&self) -> bool {
-        self.spin().limit() == SpinWait::ROUNDS
+        self.spin().is_full()
     }
 }
 
@@ -182,7 +186,7 @@ impl Profile {
 
     pub(super) fn won(&self) {}
 
-    pub(super) fn lost(&self) {}
+    pub(super) fn lost(&self, _: &SpinWait) {}
 }
 
 #[cfg(all(test, not(metalock_model)))]
@@ -196,7 +200,7 @@ mod tests {
         for _ in 0..100 {
             profile.won();
             for _ in 0..WIN_CREDIT {
-                profile.lost();
+                profile.lost(&profile.spin());
             }
             assert!(profile.spins_fully());
         }
@@ -205,26 +209,41 @@ mod tests {
         profile.won();
         for _ in 0..MAX_CREDIT {
             assert!(profile.spins_fully());
-            profile.lost();
+            profile.lost(&profile.spin());
         }
         for _ in 0..3 {
             for _ in 0..EXPLORE_AFTER {
                 assert!(!profile.spins_fully());
-                profile.lost();
+                profile.lost(&profile.spin());
             }
             assert!(profile.spins_fully());
-            profile.lost();
+            profile.lost(&profile.spin());
         }
         // An exploring spin that wins earns the credit back.
         for _ in 0..EXPLORE_AFTER {
-            profile.lost();
+            profile.lost(&profile.spin());
         }
         assert!(profile.spins_fully());
         profile.won();
         for _ in 0..WIN_CREDIT {
             assert!(profile.spins_fully());
-            profile.lost();
+            profile.lost(&profile.spin());
         }
+        assert!(!profile.spins_fully());
+    }
+
+    #[test]
+    fn only_a_full_spin_uses_up_the_explore() {
+        let profile = Profile::new();
+        for _ in 0..MAX_CREDIT + EXPLORE_AFTER {
+            profile.lost(&profile.spin());
+        }
+        assert!(profile.spins_fully(), "the explore is due");
+        // A contender that began with the hints, before the explore fell
+        // due, loses now: the explore stays due.
+        profile.lost(&SpinWait::with_limit(SpinWait::SPIN_ROUNDS));
+        assert!(profile.spins_fully());
+        profile.lost(&profile.spin());
         assert!(!profile.spins_fully());
     }
 

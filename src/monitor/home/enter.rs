@@ -169,13 +169,13 @@ impl Home {
             {
                 // As in `spin_then_fused_lock`: a spin that waited lost.
                 if spin.waited() {
-                    profile.lost();
+                    profile.lost(&spin);
                     count!(ee, spins_lost);
                 }
                 return None;
             }
             if !spin.spin() {
-                profile.lost();
+                profile.lost(&spin);
                 count!(ee, spins_lost);
                 return None;
             }
