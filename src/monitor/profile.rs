@@ -7,8 +7,9 @@
 //! (`spin_then_fused_lock`, and `spin_then_enter` for a keyed monitor's
 //! home): spin hints, then yields. A spin that wins saves a sleep and a
 //! wake-up, tens of microseconds on a virtual machine; one that loses costs
-//! its few microseconds and the thread sleeps anyway. So the spin pays while it wins more than about one time in eight, which it does
-//! on a monitor held for nanoseconds to a few microseconds, even with more
+//! its few microseconds and the thread sleeps anyway. So the spin pays
+//! while it wins more than about one time in eight, which it does on a
+//! monitor held for nanoseconds to a few microseconds, even with more
 //! threads than cores, since the yields let a preempted owner run (a budget
 //! cut after each lost spin measured 0.53x the throughput at 4 threads and
 //! 200 ns held). On a monitor held for tens of microseconds or more it
