@@ -1,6 +1,9 @@
 //! `RawMonitor` under `lock_api`: code generic over `lock_api::RawMutex`
 //! runs on it, and everything `lock_api::Mutex` builds on the raw traits
 //! works (mapped and `Arc` guards, timed and fair unlocks, `bump`).
+// `RawMonitor` is not built under the model checkers (`--cfg loom`, feature
+// `shuttle`).
+#![cfg(not(any(loom, feature = "shuttle")))]
 
 use lock_api::{ArcMutexGuard, MappedMutexGuard, MutexGuard, RawMutex};
 use metalock::RawMonitor;

@@ -1,6 +1,9 @@
 //! Locking at the edges of a thread's life: from thread-local destructors
 //! (before and after the crate's own per-thread state is torn down) and
 //! from threads that Rust did not start (created with `pthread_create`).
+// Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
+// constructors are not `const` and its primitives run only inside a model.
+#![cfg(not(any(loom, feature = "shuttle")))]
 
 use metalock::{MonitorGuard, MultiUseWord, Synchronized};
 use std::cell::RefCell;
