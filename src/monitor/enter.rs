@@ -212,10 +212,7 @@ impl MultiUseWord {
                     Some(_) => None,
                 };
                 if let Some(record) = took {
-                    if spin.waited() {
-                        profile.won();
-                        count!(ee, spins_won);
-                    }
+                    profile.spin_won(&spin, ee);
                     return Some(record);
                 }
                 // Lost to another thread: look again at once, as a new owner
@@ -225,18 +222,11 @@ impl MultiUseWord {
                 || (record.is_none() && bits & QUEUE_SUMMARY != 0)
                 || (might_own && owner_is(bits, ee))
             {
-                // A spin that waited and must queue now lost as surely as
-                // one that ran out: with several contenders on a long-held
-                // monitor, all but the first end this way.
-                if spin.waited() {
-                    profile.lost(&spin);
-                    count!(ee, spins_lost);
-                }
+                profile.spin_lost(&spin, ee);
                 return None;
             }
             if !spin.spin() {
-                profile.lost(&spin);
-                count!(ee, spins_lost);
+                profile.spin_lost(&spin, ee);
                 return None;
             }
         }

@@ -49,6 +49,8 @@
 //! Under the model checkers spinning stops at once (`SpinWait`), so there
 //! is nothing to learn: the budget is fixed and the table absent.
 
+#[cfg(not(metalock_swap_only))]
+use crate::exec_env::ExecEnv;
 use crate::primitive::SpinWait;
 #[cfg(not(metalock_model))]
 use crate::primitive::{AtomicU32, Ordering};
@@ -167,6 +169,34 @@ impl Profile {
     #[cfg(test)]
     fn spins_fully(&self) -> bool {
         self.spin().is_full()
+    }
+}
+
+/// How the contention paths end a spin, in both builds of `Profile`.
+#[cfg(not(metalock_swap_only))]
+impl Profile {
+    /// Ends a spin that took the monitor: one that waited won, and the
+    /// profile learns from it; one that took it at its first look teaches
+    /// nothing (see the module's doc).
+    #[inline]
+    #[cfg_attr(not(feature = "stats"), allow(unused_variables))]
+    pub(super) fn spin_won(&self, spin: &SpinWait, ee: &ExecEnv) {
+        if spin.waited() {
+            self.won();
+            count!(ee, spins_won);
+        }
+    }
+
+    /// Ends a spin without the monitor: out of budget, or the thread must
+    /// queue now. One that waited lost either way (with several contenders
+    /// on a long-held monitor, all but the first end by queueing).
+    #[inline]
+    #[cfg_attr(not(feature = "stats"), allow(unused_variables))]
+    pub(super) fn spin_lost(&self, spin: &SpinWait, ee: &ExecEnv) {
+        if spin.waited() {
+            self.lost(spin);
+            count!(ee, spins_lost);
+        }
     }
 }
 

@@ -155,10 +155,7 @@ impl Home {
                     return None;
                 }
                 if let Some(record) = self.enter_fast(ee, key) {
-                    if spin.waited() {
-                        profile.won();
-                        count!(ee, spins_won);
-                    }
+                    profile.spin_won(&spin, ee);
                     return Some(record);
                 }
                 continue;
@@ -167,16 +164,11 @@ impl Home {
                 || bits & QUEUE_SUMMARY != 0
                 || (might_own && owner_is(bits, ee))
             {
-                // As in `spin_then_fused_lock`: a spin that waited lost.
-                if spin.waited() {
-                    profile.lost(&spin);
-                    count!(ee, spins_lost);
-                }
+                profile.spin_lost(&spin, ee);
                 return None;
             }
             if !spin.spin() {
-                profile.lost(&spin);
-                count!(ee, spins_lost);
+                profile.spin_lost(&spin, ee);
                 return None;
             }
         }
