@@ -91,8 +91,9 @@ pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
 }
 
 /// `PassedOver::times` of a notified waiter that was woken to re-contend and
-/// lost the monitor: the next exit hands it the monitor, so that a notified
-/// waiter blocks again at most once.
+/// lost the monitor: the next exit that finds it first in the queue (behind
+/// notified waiters queued before it) hands it the monitor, so that a
+/// notified waiter blocks again at most once.
 pub(crate) const HAND_OVER_NEXT: u32 = u32::MAX;
 
 /// How often, and since when, a thread invited to re-contend for a monitor

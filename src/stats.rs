@@ -49,14 +49,18 @@ pub struct Snapshot {
     /// With one condition per kind of waiter there are none.
     pub futile_wakeups: u64,
     /// Threads an exit woke to re-contend for a monitor (renouncement) that
-    /// lost it to another thread and went back to sleep. A notified waiter
-    /// is handed the monitor instead, so it never counts here.
+    /// lost it to another thread and went back to sleep, notified waiters
+    /// included (a notified waiter that lost once is handed the monitor when
+    /// it is first in the queue again, so it counts here at most once per
+    /// notify).
     pub wake_to_block: u64,
     /// Spins of a thread that found the monitor owned and took it before
     /// the spin's budget ran out, so that it did not queue.
     pub spins_won: u64,
     /// Spins that ended without the monitor: out of budget, or a queue
-    /// formed while the thread spun (then the thread queued). A monitor
+    /// formed while the thread spun (then the thread queued). A spin that
+    /// ends because the word went through the meta-lock (an owner about to
+    /// wait, say) counts as neither won nor lost. A monitor
     /// whose spins nearly always lose stops yielding in them (see the
     /// README's policy section).
     pub spins_lost: u64,
