@@ -222,7 +222,12 @@ impl MultiUseWord {
                 || (record.is_none() && bits & QUEUE_SUMMARY != 0)
                 || (might_own && owner_is(bits, ee))
             {
-                profile.spin_lost(&spin, ee);
+                // Only a queue that formed (LOCKED) decides the spin: a word
+                // in the meta-lock (BUSY) or free with a queue (WAITERS) is
+                // for the meta-lock path to settle.
+                if state(bits) == LOCKED {
+                    profile.spin_lost(&spin, ee);
+                }
                 return None;
             }
             if !spin.spin() {

@@ -16,9 +16,11 @@
 //! loses nearly always. Each monitor therefore keeps a credit, learned from
 //! its own spins: a spin that waited and won adds `WIN_CREDIT`, a lost one
 //! (out of budget, or it waited and then found a queue formed) takes one
-//! off. A thread that takes the monitor at its first look, as one woken
-//! from the queue usually does, learns nothing: counted as a win, the wake
-//! after every lost spin would keep a long-held monitor's credit full.
+//! off; one that ends on a word in the meta-lock, which an owner about to
+//! wait also takes, learns nothing. A thread that takes the monitor at its
+//! first look, as one woken from the queue usually does, learns nothing
+//! either: counted as a win, the wake after every lost spin would keep a
+//! long-held monitor's credit full.
 //! While there is credit a contender spins the full budget; at zero (more
 //! than seven spins in eight lost, for a while) it only spins the hints,
 //! which cost nanoseconds, and skips the yields. After `EXPLORE_AFTER` spins
@@ -187,9 +189,10 @@ impl Profile {
         }
     }
 
-    /// Ends a spin without the monitor: out of budget, or the thread must
-    /// queue now. One that waited lost either way (with several contenders
-    /// on a long-held monitor, all but the first end by queueing).
+    /// Ends a spin without the monitor: out of budget, or a queue formed
+    /// and the thread must join it. One that waited lost either way (with
+    /// several contenders on a long-held monitor, all but the first end by
+    /// queueing).
     #[inline]
     #[cfg_attr(not(feature = "stats"), allow(unused_variables))]
     pub(super) fn spin_lost(&self, spin: &SpinWait, ee: &ExecEnv) {

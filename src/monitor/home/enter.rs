@@ -164,7 +164,11 @@ impl Home {
                 || bits & QUEUE_SUMMARY != 0
                 || (might_own && owner_is(bits, ee))
             {
-                profile.spin_lost(&spin, ee);
+                // As in `spin_then_fused_lock`: only a queue that formed
+                // decides the spin.
+                if state(bits) == LOCKED {
+                    profile.spin_lost(&spin, ee);
+                }
                 return None;
             }
             if !spin.spin() {
