@@ -220,8 +220,9 @@ pub(crate) use sys_mutex::SysMutex;
 /// or refills its free list), the locks of condition variables and the
 /// shards of the keyed monitors' overflow table. Taken under a meta-lock in
 /// one place only, a shard under the meta-lock of its addresses' home
-/// (`monitor::home`), and no thread waits for a meta-lock while it holds
-/// one.
+/// (`monitor::home`); and a thread waits for a meta-lock while it holds one
+/// in one place only, a shard while it inspects an overflow entry's word
+/// (`keyed::table`), whose meta-lock's holders take no shard.
 #[cfg(not(metalock_model))]
 mod sys_mutex {
     use super::{AtomicU32, Ordering};

@@ -29,8 +29,9 @@
 //! lock, on its own cache line. Lock order: a home's meta-lock, then a
 //! shard lock (entries are made and dropped under the meta-lock of their
 //! address's home, see `crate::keyed`), then an entry's meta-lock (`inspect`
-//! runs under the shard lock); a shard lock is never held while waiting for
-//! anything else.
+//! runs under the shard lock, and may wait for that meta-lock there). No
+//! holder of an entry's meta-lock takes a shard lock or a home's meta-lock,
+//! so the order has no cycle; a change that made one would deadlock.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
