@@ -197,13 +197,18 @@ impl MetaLock<'_> {
 fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
     // SAFETY: a BUSY word names the EE that swapped it in.
     let pred = unsafe { ExecEnv::of_busy(pred_bits) };
-    // Cannot happen: the crate never nests meta-locks (and the test seam
-    // refuses to before the swap). A debug check only: under the meta-lock
-    // a panic aborts.
-    debug_assert!(
-        !core::ptr::eq(pred, ee),
-        "metalock: a thread asked for a meta-lock it already holds"
-    );
+    // The crate never nests meta-locks (and the test seam refuses to before
+    // the swap), but what it calls under one, a global allocator or a
+    // platform callback, could lock a monitor of the same word: waiting for
+    // ourselves would hang silently, so stop with a message instead (the
+    // panic aborts: `held` in `get_meta_lock` fences this).
+    if core::ptr::eq(pred, ee) {
+        panic!(
+            "metalock: a thread asked for a meta-lock it already holds (code that the crate \
+             runs under a meta-lock, a global allocator or a platform callback, locked a \
+             monitor on the same word): it would wait for itself forever"
+        );
+    }
     count!(ee, get_meta_lock_slow);
     hooks::fire(hooks::HandoffEvent::SuccessorQueued);
     let me = ee as *const ExecEnv as usize;

@@ -139,3 +139,56 @@ fn panic_while_waking_an_heir() {
     eprintln!("no hand-over happened");
     std::process::exit(0);
 }
+
+/// In the child: code that the crate runs under a meta-lock (a hook standing
+/// in for a global allocator or a platform callback) locks a monitor on the
+/// same word. Waiting for itself would hang; the crate stops with a
+/// message. (Before, only a debug build said so; a release build hung, or,
+/// with another thread queued behind, stopped on an unrelated message.)
+#[test]
+#[cfg_attr(
+    feature = "swap-only",
+    ignore = "the test-and-set meta-lock's BUSY word names no thread, so a thread cannot tell \
+              that it holds it already"
+)]
+fn a_monitor_locked_under_its_own_meta_lock() {
+    if !is_child() {
+        let (status, stderr) = run_child("a_monitor_locked_under_its_own_meta_lock");
+        assert!(
+            aborted(&status),
+            "the child was not aborted: {status}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("metalock: a thread asked for a meta-lock it already holds"),
+            "no message on standard error:\n{stderr}"
+        );
+        return;
+    }
+    static WORD: MultiUseWord = MultiUseWord::new();
+    // Fires under the word's meta-lock: a thread invited to re-contend lost
+    // the monitor and queues again.
+    fn lock_again(event: HandoffEvent) {
+        if event == HandoffEvent::ContenderPassedOver {
+            drop(WORD.lock());
+        }
+    }
+    set_handoff_hook(Some(lock_again));
+    // One thread keeps re-entering while another contends, until an
+    // invited thread loses the monitor; the hook then locks the word again.
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                drop(WORD.lock());
+            }
+        });
+        for _ in 0..10_000_000 {
+            let guard = WORD.lock();
+            thread::sleep(Duration::from_micros(200));
+            drop(guard);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    eprintln!("no contender was passed over");
+    std::process::exit(0);
+}
