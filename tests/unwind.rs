@@ -36,6 +36,46 @@ fn is_child() -> bool {
     std::env::var_os(CHILD).is_some()
 }
 
+/// Runs the test `name` in a child process and checks that it aborted with
+/// `message` on standard error; returns that standard error.
+fn child_aborts_saying(name: &str, message: &str) -> String {
+    let (status, stderr) = run_child(name);
+    assert!(
+        aborted(&status),
+        "the child was not aborted: {status}\n{stderr}"
+    );
+    assert!(
+        stderr.contains(message),
+        "no message on standard error:\n{stderr}"
+    );
+    stderr
+}
+
+/// In a child: this thread keeps re-entering `word`, holding it 200 µs each
+/// time, while another thread contends, so that the contender is invited
+/// and loses the monitor again and again, until eventual fairness hands it
+/// over; the hook set before ends the process on the event it waits for.
+/// If that never comes, says `never` and exits cleanly, which the parent
+/// reports as a failure.
+fn contend_until_the_hook_ends_it(word: &MultiUseWord, never: &str) -> ! {
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                drop(word.lock());
+            }
+        });
+        for _ in 0..10_000_000 {
+            let guard = word.lock();
+            thread::sleep(Duration::from_micros(200));
+            drop(guard);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    eprintln!("{never}");
+    std::process::exit(0);
+}
+
 #[cfg(unix)]
 fn aborted(status: &std::process::ExitStatus) -> bool {
     use std::os::unix::process::ExitStatusExt;
@@ -57,14 +97,9 @@ fn aborted(status: &std::process::ExitStatus) -> bool {
 )]
 fn panic_while_queued_for_a_meta_lock() {
     if !is_child() {
-        let (status, stderr) = run_child("panic_while_queued_for_a_meta_lock");
-        assert!(
-            aborted(&status),
-            "the child was not aborted: {status}\n{stderr}"
-        );
-        assert!(
-            stderr.contains("metalock: a panic unwound in the middle of the locking protocol"),
-            "no message on standard error:\n{stderr}"
+        let stderr = child_aborts_saying(
+            "panic_while_queued_for_a_meta_lock",
+            "metalock: a panic unwound in the middle of the locking protocol",
         );
         assert!(
             !stderr.contains("UNREACHABLE"),
@@ -102,14 +137,9 @@ fn panic_while_queued_for_a_meta_lock() {
 #[test]
 fn panic_while_waking_an_heir() {
     if !is_child() {
-        let (status, stderr) = run_child("panic_while_waking_an_heir");
-        assert!(
-            aborted(&status),
-            "the child was not aborted: {status}\n{stderr}"
-        );
-        assert!(
-            stderr.contains("metalock: a panic unwound in the middle of the locking protocol"),
-            "no message on standard error:\n{stderr}"
+        child_aborts_saying(
+            "panic_while_waking_an_heir",
+            "metalock: a panic unwound in the middle of the locking protocol",
         );
         return;
     }
@@ -120,24 +150,9 @@ fn panic_while_waking_an_heir() {
         }
     }
     set_handoff_hook(Some(panic_on_hand_over));
-    // Keep re-entering while another thread contends, until the eventual
-    // fairness rule hands it the monitor; the hook then panics.
-    let stop = AtomicBool::new(false);
-    thread::scope(|s| {
-        s.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
-                drop(WORD.lock());
-            }
-        });
-        for _ in 0..10_000_000 {
-            let guard = WORD.lock();
-            thread::sleep(Duration::from_micros(200));
-            drop(guard);
-        }
-        stop.store(true, Ordering::Relaxed);
-    });
-    eprintln!("no hand-over happened");
-    std::process::exit(0);
+    // The hook panics once the eventual fairness rule hands the contender
+    // the monitor.
+    contend_until_the_hook_ends_it(&WORD, "no hand-over happened");
 }
 
 /// In the child: code that the crate runs under a meta-lock (a hook standing
@@ -153,14 +168,9 @@ fn panic_while_waking_an_heir() {
 )]
 fn a_monitor_locked_under_its_own_meta_lock() {
     if !is_child() {
-        let (status, stderr) = run_child("a_monitor_locked_under_its_own_meta_lock");
-        assert!(
-            aborted(&status),
-            "the child was not aborted: {status}\n{stderr}"
-        );
-        assert!(
-            stderr.contains("metalock: a thread asked for a meta-lock it already holds"),
-            "no message on standard error:\n{stderr}"
+        child_aborts_saying(
+            "a_monitor_locked_under_its_own_meta_lock",
+            "metalock: a thread asked for a meta-lock it already holds",
         );
         return;
     }
@@ -173,22 +183,6 @@ fn a_monitor_locked_under_its_own_meta_lock() {
         }
     }
     set_handoff_hook(Some(lock_again));
-    // One thread keeps re-entering while another contends, until an
-    // invited thread loses the monitor; the hook then locks the word again.
-    let stop = AtomicBool::new(false);
-    thread::scope(|s| {
-        s.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
-                drop(WORD.lock());
-            }
-        });
-        for _ in 0..10_000_000 {
-            let guard = WORD.lock();
-            thread::sleep(Duration::from_micros(200));
-            drop(guard);
-        }
-        stop.store(true, Ordering::Relaxed);
-    });
-    eprintln!("no contender was passed over");
-    std::process::exit(0);
+    // The hook locks the word again once an invited contender loses.
+    contend_until_the_hook_ends_it(&WORD, "no contender was passed over");
 }
