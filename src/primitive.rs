@@ -264,18 +264,29 @@ mod sys_mutex {
             }
         }
 
-        /// Runs `f` with the lock held. `f` must not panic: the crate only
-        /// passes bookkeeping that cannot.
+        /// Runs `f` with the lock held, and releases it on every way out:
+        /// the one panic the crate lets out of `f`, a wait on a monitor the
+        /// thread does not own (`check_owner`), comes before `f` changes
+        /// anything, and must not leave every later wait on the stripe
+        /// blocked.
         pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+            /// Releases the lock when dropped.
+            struct Unlock<'a, T>(&'a SysMutex<T>);
+
+            impl<T> Drop for Unlock<'_, T> {
+                fn drop(&mut self) {
+                    self.0.unlock();
+                }
+            }
+
             // Acquire (here and in `lock_contended`) pairs with the Release
             // swap of the previous holder's `unlock`.
             if swap_u32(&self.state, LOCKED, Ordering::Acquire) != UNLOCKED {
                 self.lock_contended();
             }
-            // SAFETY: we hold the lock (invariant).
-            let result = f(unsafe { &mut *self.data.get() });
-            self.unlock();
-            result
+            let _unlock = Unlock(self);
+            // SAFETY: we hold the lock (invariant) until `_unlock` drops.
+            f(unsafe { &mut *self.data.get() })
         }
 
         #[cold]
@@ -429,5 +440,25 @@ mod parker {
             *self.token.lock().unwrap() = true;
             self.condvar.notify_one();
         }
+    }
+}
+
+#[cfg(all(test, not(metalock_model)))]
+mod tests {
+    use super::SysMutex;
+    use std::panic::AssertUnwindSafe;
+
+    #[test]
+    fn a_panic_under_a_sys_mutex_releases_it() {
+        let mutex = SysMutex::new(0_u32);
+        let unwound = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            mutex.with(|n| {
+                *n += 1;
+                panic!("a check under the lock");
+            })
+        }));
+        assert!(unwound.is_err());
+        // Taken again at once: a lock left held would block here forever.
+        assert_eq!(mutex.with(|n| *n), 1);
     }
 }

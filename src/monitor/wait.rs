@@ -37,8 +37,8 @@ pub(crate) enum WaitSet<'a> {
 /// How a wait ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WaitEnd {
-    /// A notify reached the waiter (or, as with every condition wait, it
-    /// woke spuriously).
+    /// A notify reached the waiter: an exit invited it or handed it the
+    /// monitor. A wake-up without one is never reported.
     Notified,
     /// The deadline passed first.
     TimedOut,
