@@ -14,7 +14,10 @@
 //! made and dropped under the home's meta-lock.
 //!
 //! The key is the address: two references to one place share a monitor,
-//! and so do a value and its first field (they start at one address).
+//! and so do a value and the field at its offset 0 (the first field under
+//! `#[repr(C)]`; Rust may reorder the fields of other structs). The keyed
+//! monitor is not the monitor of a word the value embeds: `lock(&sync)` and
+//! `sync.lock()` on a `Synchronized` exclude nothing from each other.
 //! Zero-sized values have no storage of their own; distinct ones may share
 //! an address, and then a monitor, which is sound (monitors are reentrant)
 //! but may serialize code that did not mean to share.
@@ -167,8 +170,11 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
 /// ```
 ///
 /// Two references to one place share the monitor, and so do a value and
-/// its first field; zero-sized values may share one with other values at
-/// their address.
+/// the field at its offset 0 (the first field under `#[repr(C)]`);
+/// zero-sized values may share one with other values at their address. It
+/// is not the monitor of a word the value embeds: `metalock::lock(&sync)`
+/// and `sync.lock()` on a [`Synchronized`](crate::Synchronized) exclude
+/// nothing from each other.
 ///
 /// Pass the value, not a reference to it: in a method on `&self`,
 /// `metalock::lock(self)` is Java's `synchronized (this)`, while

@@ -64,7 +64,9 @@ impl<T: ?Sized> Synchronized<T> {
 
 /// A [`SynchronizedGuard`](super::SynchronizedGuard) that owns a clone of the `Arc` its
 /// `Synchronized` lives in ([`Synchronized::lock_arc`]). Same rules: not
-/// `Send`, released when dropped, and the same `wait` and `notify` methods.
+/// `Send`, released when dropped, and the same `wait` and `notify` methods,
+/// which come before methods of `T` with the same names (`(*guard).wait()`
+/// calls `T`'s).
 ///
 /// ```
 /// use metalock::{ArcSynchronizedGuard, Synchronized};

@@ -18,6 +18,13 @@ use crate::sys::Instant;
 /// `wait` and `notify`. Dropping the guard releases the monitor, on every
 /// exit from its scope, panics included.
 ///
+/// The monitor's methods (`wait`, `wait_for`, `wait_until`, their
+/// `_interruptibly` and `_while` forms, `notify_one`, `notify_all`,
+/// `unlock_fair`) are the guard's own, so they come before methods of `T`
+/// with the same names: with a `Synchronized<std::process::Child>`,
+/// `guard.wait()` waits on the monitor, and the child's is
+/// `(*guard).wait()`.
+///
 /// ```
 /// use metalock::Synchronized;
 ///
