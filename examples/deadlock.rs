@@ -5,12 +5,21 @@
 //! cargo run --example deadlock --features diagnostics
 //! ```
 
-use std::sync::Barrier;
-use std::thread;
-use std::time::Duration;
+#[cfg(not(feature = "shuttle"))]
+use {
+    metalock::{Synchronized, diagnostics},
+    std::sync::Barrier,
+    std::thread,
+    std::time::Duration,
+};
 
-use metalock::{Synchronized, diagnostics};
+/// A model checker's build has no `diagnostics` (see the crate's features).
+#[cfg(feature = "shuttle")]
+fn main() {
+    eprintln!("deadlock: feature `shuttle` builds no `diagnostics`; run it without `shuttle`");
+}
 
+#[cfg(not(feature = "shuttle"))]
 fn main() {
     let checking: &'static Synchronized<i64> = Box::leak(Box::new(Synchronized::new(100)));
     let savings: &'static Synchronized<i64> = Box::leak(Box::new(Synchronized::new(500)));

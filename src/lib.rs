@@ -66,7 +66,9 @@
 //!   `diagnostics::deadlocks()`; nothing of it is built without the feature.
 //! - `shuttle`: the crate's primitives become shuttle's, for model-checking
 //!   a program with shuttle's schedulers (as `--cfg loom` does for loom); a
-//!   model build only.
+//!   model build only, without `stats` and `diagnostics` (a model's threads
+//!   and their environments last one execution, so there is nothing
+//!   process-wide to count or list; the same holds under `--cfg loom`).
 //!
 //! # Values without a word, and interrupts
 //!

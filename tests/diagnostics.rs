@@ -5,6 +5,9 @@
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
+// A model checker's build (`--cfg loom`, feature `shuttle`) has no
+// `diagnostics`.
+#![cfg(not(any(loom, feature = "shuttle")))]
 
 use std::sync::Barrier;
 use std::thread;

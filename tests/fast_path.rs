@@ -5,6 +5,9 @@
 //! queued thread. With `--features stats` the test also checks, through the
 //! counters, that each step took the path it should. One test per binary:
 //! the counters are process-wide.
+// Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
+// primitives run only inside a model, and there is no `stats`.
+#![cfg(not(any(loom, feature = "shuttle")))]
 
 use metalock::MultiUseWord;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! The `stats` feature counts what paper 000 reports in Tables 2 and 3.
 //! One test in this binary: the counters are process-wide.
-#![cfg(feature = "stats")]
+// A model checker's build (`--cfg loom`, feature `shuttle`) has no `stats`.
+#![cfg(all(feature = "stats", not(any(loom, feature = "shuttle"))))]
 
 use metalock::{MultiUseWord, stats};
 use std::sync::{Arc, Barrier};
