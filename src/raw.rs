@@ -16,8 +16,10 @@ use crate::word::MultiUseWord;
 /// extra-fast path when uncontended, the meta-lock and its queue otherwise.
 ///
 /// Not reentrant, as `RawMutex`'s contract requires: `lock` by the thread
-/// that holds it panics instead of handing out a second `&mut` (and
-/// `try_lock`, `try_lock_for` return `None` at once). Where metalock
+/// that holds it panics instead of handing out a second `&mut`, and
+/// `try_lock`, `try_lock_for` and `try_lock_until` return `None` at once,
+/// before their timeout, which `RawMutexTimed` otherwise asks them to wait
+/// out: that wait could only end at the deadline. Where metalock
 /// differs from parking_lot's `Mutex`: no wait/notify through
 /// `lock_api::MutexGuard` (use [`Synchronized`](crate::Synchronized) for
 /// that), and a fair monitor ([`new_fair`](Self::new_fair)) hands over on
