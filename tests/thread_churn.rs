@@ -3,8 +3,9 @@
 //! its life: a normal exit, an exit that leaves a forgotten guard behind, a
 //! thread-local destructor that locks before or after the crate's own exit
 //! cleanup, a guard kept by a thread-local and released after that cleanup, a
-//! failed `try_lock` after it, a thread that never locks, a thread started
-//! outside Rust, and a thread that panics.
+//! failed `try_lock` after it, a timed lock that gives up after it, a thread
+//! that never locks, a thread started outside Rust, and a thread that
+//! panics.
 //!
 //! Each test churns thousands of threads, at most `WAVE` alive at once, and
 //! checks what the crate allocated against that: the pool recycles an
@@ -16,6 +17,7 @@
 use std::cell::RefCell;
 use std::sync::{Mutex, MutexGuard};
 use std::thread;
+use std::time::Duration;
 
 use metalock::__test_hooks::exec_envs_allocated;
 use metalock::{MonitorGuard, MultiUseWord, Synchronized, lock_records_allocated};
@@ -227,6 +229,42 @@ fn failed_try_lock_after_the_exit_cleanup() {
         lock_a_little();
     });
     assert_bounded_by_live_threads("failed try_lock after the exit cleanup", grown);
+}
+
+thread_local! {
+    static TIMES_OUT_ON_DROP: TimesOutOnDrop = const { TimesOutOnDrop };
+}
+
+/// A value whose keyed monitor the test keeps locked on the main thread.
+static HELD_VALUE: u64 = 0;
+
+/// Queues for monitors the main thread holds, from its destructor after the
+/// exit cleanup, until timed locks give up: each takes a record, bound to
+/// an environment for it alone, and gives both back as it leaves the queue.
+struct TimesOutOnDrop;
+
+impl Drop for TimesOutOnDrop {
+    fn drop(&mut self) {
+        let patience = Duration::from_micros(200);
+        assert!(HELD.try_lock_for(patience).is_none());
+        assert!(metalock::try_lock_for(&HELD_VALUE, patience).is_none());
+        assert!(!metalock::__test_hooks::thread_has_exec_env());
+    }
+}
+
+/// The timed enter that gives up leaves its environment to its caller to
+/// release: released inside, it went back to the pool while the caller
+/// still read it, and another thread's could then be released instead.
+#[test]
+fn timed_lock_that_gives_up_after_the_exit_cleanup() {
+    let _serial = serial();
+    let _held = HELD.lock();
+    let _held_value = metalock::lock(&HELD_VALUE);
+    let grown = churn(|_| {
+        TIMES_OUT_ON_DROP.with(|_| ());
+        lock_a_little();
+    });
+    assert_bounded_by_live_threads("timed lock gives up after the exit cleanup", grown);
 }
 
 #[test]

@@ -39,7 +39,8 @@ impl MultiUseWord {
     /// record out of the queue, unless an exit reached it first. Owns the
     /// monitor if an exit handed it over or if nobody owns it now (an
     /// invitation may have passed over the queue to this thread, which must
-    /// not be dropped); else returns the record to the free list.
+    /// not be dropped); else returns the record to the free list, and leaves
+    /// a detached EE it made idle to the caller to release.
     ///
     /// # Safety
     /// `record` is ours, queued on this word by `acquire_held_until` or
@@ -71,9 +72,11 @@ impl MultiUseWord {
             }
             let bits = held.bits;
             held.release(bits);
-            if ee.recycle_lock_record(record) {
-                ee.release_detached();
-            }
+            // A detached EE left idle is not released here: the callers
+            // still use it (diagnostics, `release_if_idle_and_detached`),
+            // and one released here could be bound by another thread by
+            // then. Every caller that gives up releases it last.
+            let _idle_and_detached = ee.recycle_lock_record(record);
         }
         None
     }
