@@ -1,7 +1,9 @@
 //! The thread dump and deadlock detection (feature `diagnostics`): a
-//! 3-thread lock-order cycle is found exactly once, a thread waiting for a
-//! notification is never part of a deadlock, and the dump lists held
-//! monitors with their depths and who blocks on what.
+//! 3-thread lock-order cycle is found exactly once, and so is a cycle
+//! through a wait (a notified waiter entering again a monitor its notifier
+//! keeps); a thread waiting for a notification, or entering with a
+//! deadline, is never part of a deadlock; and the dump lists held monitors
+//! with their depths and who blocks on what.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -29,7 +31,7 @@ fn leak<T>(value: T) -> &'static T {
 }
 
 #[test]
-fn a_three_thread_cycle_is_found_once_and_waiters_never() {
+fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
     // The cycle: thread i holds words[i] and enters words[i + 1].
     let words: &'static [MultiUseWord; 3] = leak([(); 3].map(|()| MultiUseWord::new()));
     let barrier = leak(Barrier::new(3));
@@ -66,6 +68,57 @@ fn a_three_thread_cycle_is_found_once_and_waiters_never() {
         .name("enterer-e".into())
         .spawn(move || drop(held.lock()))
         .unwrap();
+    // Not a deadlock either: F holds `x` and enters `y` with a deadline (an
+    // hour), G holds `y` and enters `x`; F goes on when its time runs out.
+    let (x, y) = (leak(MultiUseWord::new()), leak(MultiUseWord::new()));
+    let both_hold = leak(Barrier::new(2));
+    thread::Builder::new()
+        .name("timed-f".into())
+        .spawn(move || {
+            let _x = x.lock();
+            both_hold.wait();
+            let _y = y.try_lock_for(Duration::from_secs(3600));
+        })
+        .unwrap();
+    thread::Builder::new()
+        .name("plain-g".into())
+        .spawn(move || {
+            let _y = y.lock();
+            both_hold.wait();
+            let _x = x.lock();
+        })
+        .unwrap();
+    // A deadlock through a wait: H holds `p` and waits on `q`; K locks `q`,
+    // notifies H and, still holding `q`, enters `p`. H, notified, enters
+    // `q` again, which K keeps.
+    let p = leak(MultiUseWord::new());
+    let q = leak(Synchronized::new(false));
+    thread::Builder::new()
+        .name("reenter-h".into())
+        .spawn(move || {
+            let _p = p.lock();
+            q.lock().wait_while(|go| !*go);
+            unreachable!("a deadlocked thread went on");
+        })
+        .unwrap();
+    // K starts once H waits.
+    while !diagnostics::snapshot().threads().iter().any(|t| {
+        t.name() == Some("reenter-h")
+            && t.blocked_on().is_some_and(|b| b.kind == BlockKind::Waiting)
+    }) {
+        assert!(started.elapsed() < PATIENCE, "H never waited");
+        thread::sleep(Duration::from_millis(1));
+    }
+    thread::Builder::new()
+        .name("notifier-k".into())
+        .spawn(move || {
+            let mut go = q.lock();
+            *go = true;
+            go.notify_all();
+            let _p = p.lock();
+            unreachable!("a deadlocked thread went on");
+        })
+        .unwrap();
 
     // Wait until the dump shows everybody blocked.
     let dump = loop {
@@ -77,7 +130,9 @@ fn a_three_thread_cycle_is_found_once_and_waiters_never() {
         };
         if (0..3).all(|i| blocked(&format!("cycle-{i}"), BlockKind::Entering))
             && blocked("waiter-d", BlockKind::Waiting)
-            && blocked("enterer-e", BlockKind::Entering)
+            && ["enterer-e", "timed-f", "plain-g", "reenter-h", "notifier-k"]
+                .iter()
+                .all(|name| blocked(name, BlockKind::Entering))
         {
             break dump;
         }
@@ -106,10 +161,35 @@ fn a_three_thread_cycle_is_found_once_and_waiters_never() {
             .any(|h| h.monitor == address(held) && h.depth == 1)
     );
 
+    assert!(named("timed-f").blocked_on().unwrap().timed);
+    assert!(!named("plain-g").blocked_on().unwrap().timed);
+    // H is back from its wait, entering `q`, which K owns; and no longer
+    // listed as holding it.
+    let h_dump = named("reenter-h");
+    let h_blocked = h_dump.blocked_on().unwrap();
+    assert_eq!(h_blocked.owner, Some(named("notifier-k").id()));
+    assert!(
+        h_dump
+            .holds()
+            .iter()
+            .all(|h| h.monitor != h_blocked.monitor)
+    );
+
     let deadlocks = diagnostics::deadlocks();
-    assert_eq!(deadlocks.len(), 1, "exactly one cycle: {deadlocks:?}");
-    let cycle = deadlocks[0].threads();
-    assert_eq!(cycle.len(), 3);
+    assert_eq!(deadlocks.len(), 2, "exactly two cycles: {deadlocks:?}");
+    let names = |deadlock: &diagnostics::Deadlock| {
+        let mut names: Vec<_> = deadlock
+            .threads()
+            .iter()
+            .map(|t| t.name().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let through_a_wait = deadlocks.iter().find(|d| d.threads().len() == 2).unwrap();
+    assert_eq!(names(through_a_wait), ["notifier-k", "reenter-h"]);
+    let three = deadlocks.iter().find(|d| d.threads().len() == 3).unwrap();
+    let cycle = three.threads();
     for (i, thread) in cycle.iter().enumerate() {
         assert!(thread.name().unwrap().starts_with("cycle-"));
         let next = &cycle[(i + 1) % 3];
@@ -118,7 +198,7 @@ fn a_three_thread_cycle_is_found_once_and_waiters_never() {
         assert_eq!(blocked.owner, Some(next.id()));
         assert!(next.holds().iter().any(|h| h.monitor == blocked.monitor));
     }
-    let text = deadlocks[0].to_string();
+    let text = three.to_string();
     println!("{text}");
     assert!(text.starts_with("Found one metalock deadlock (3 threads)"));
     assert_eq!(text.matches("waits to enter").count(), 3);
@@ -131,7 +211,11 @@ fn a_three_thread_cycle_is_found_once_and_waiters_never() {
     }
     d.join().unwrap();
     e.join().unwrap();
-    assert_eq!(diagnostics::deadlocks().len(), 1, "still only the cycle");
+    assert_eq!(
+        diagnostics::deadlocks().len(),
+        2,
+        "still only the two cycles"
+    );
 }
 
 #[test]

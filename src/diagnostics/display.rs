@@ -27,6 +27,7 @@ impl ThreadDump {
         writeln!(f, "{}{exited}", self.label())?;
         if let Some(blocked) = &self.blocked {
             let what = match blocked.kind {
+                BlockKind::Entering if blocked.timed => "entering (with a deadline)",
                 BlockKind::Entering => "entering",
                 BlockKind::Waiting => "waiting on",
             };

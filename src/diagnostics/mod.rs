@@ -7,7 +7,9 @@
 //! it. [`deadlocks`] returns the cycles of threads blocked entering
 //! monitors that the next thread of the cycle owns. Neither stops, wakes or
 //! otherwise disturbs a thread: they read what each thread publishes about
-//! itself and the words it blocks on, and take no meta-lock.
+//! itself and the words it blocks on, and take no meta-lock. (A thread that
+//! starts or stops blocking meanwhile may wait for the few loads a snapshot
+//! makes of it, under its small lock.)
 //!
 //! ```
 //! use metalock::MultiUseWord;
@@ -41,7 +43,7 @@ use std::collections::HashMap;
 use crate::exec_env::{all_envs, for_each_batched_record};
 use crate::lock_record::LockRecord;
 use crate::lock_record::record_of;
-use crate::word::{BUSY, LOCKED, MultiUseWord, state};
+use crate::word::{LOCKED, MultiUseWord, state};
 use core::sync::atomic::Ordering;
 
 /// One monitor a thread holds.
@@ -93,12 +95,11 @@ pub struct HeldMonitor {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {
-    /// In `lock` (or `try_lock_for`): waiting for another thread to release
-    /// the monitor.
+    /// In `lock` (or `try_lock_for`), or back from a `wait` (notified, or
+    /// out of time): waiting for another thread to release the monitor.
     Entering,
     /// In a `wait`: waiting for a notification (or a timeout, or an
-    /// interrupt), then to enter again. Never part of a deadlock cycle: a
-    /// notify may still come.
+    /// interrupt). Never part of a deadlock cycle: a notify may still come.
     Waiting,
 }
 
@@ -133,6 +134,10 @@ pub struct BlockedOn {
     pub monitor: usize,
     /// Entering or waiting.
     pub kind: BlockKind,
+    /// The enter gives up at a deadline (`try_lock_for`, `try_lock_until`),
+    /// or the wait ends at one: a timed enter goes on whatever the owner
+    /// does, so it is never part of a deadlock cycle.
+    pub timed: bool,
     /// How long the thread had been blocked when the snapshot was taken.
     pub for_: Duration,
     /// When entering: the thread that owned the monitor then, if it could
@@ -350,7 +355,7 @@ impl Snapshot {
     fn cycles(&self) -> Vec<Vec<usize>> {
         let next = |i: usize| -> Option<usize> {
             let blocked = self.threads[i].blocked.as_ref()?;
-            if blocked.kind != BlockKind::Entering {
+            if blocked.kind != BlockKind::Entering || blocked.timed {
                 return None;
             }
             let owner = blocked.owner?;
@@ -483,12 +488,10 @@ pub fn snapshot() -> Snapshot {
             .get(&ee.as_owner())
             .into_iter()
             .flatten()
-            // A wait releases the monitor it waits on.
-            .filter(|&&(word, _)| {
-                !observed
-                    .blocked
-                    .is_some_and(|blocked| blocked.waiting && blocked.word == word)
-            })
+            // A wait releases the monitor it waits on, and a thread back
+            // from a wait has not entered it yet (no other thread blocks on
+            // a monitor it holds).
+            .filter(|&&(word, _)| observed.blocked.is_none_or(|blocked| blocked.word != word))
             .map(|&(word, depth)| HeldMonitor {
                 monitor: word,
                 depth,
@@ -508,6 +511,7 @@ pub fn snapshot() -> Snapshot {
                 } else {
                     BlockKind::Entering
                 },
+                timed: blocked.timed,
                 for_: now.saturating_duration_since(blocked.since),
                 owner: None,
                 key: keys.get(&blocked.word).copied(),
@@ -609,20 +613,15 @@ fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
 }
 
 /// The EE address (a lock record's owner) of the thread that owns `word`,
-/// if it can be read without taking the meta-lock: a BUSY word is in the
-/// middle of an operation, and is read again a few times.
+/// if one read of the word tells: a BUSY word, in the middle of an
+/// operation, does not. It runs under the observed thread's lock, which
+/// that thread takes as it stops blocking: it must not wait. (A deadlock's
+/// words are BUSY only while another thread queues on them.)
 fn owner_of(word: &MultiUseWord) -> Option<usize> {
-    for _ in 0..64 {
-        // Acquire pairs with the Release of whatever wrote the word, so the
-        // record it points at is initialised.
-        let bits = word.word.load(Ordering::Acquire);
-        match state(bits) {
-            // SAFETY: a LOCKED word points at a live record (records are
-            // never freed).
-            LOCKED => return Some(unsafe { (*record_of(bits)).owner() }),
-            BUSY => std::thread::yield_now(),
-            _ => return None,
-        }
-    }
-    None
+    // Acquire pairs with the Release of whatever wrote the word, so the
+    // record it points at is initialised.
+    let bits = word.word.load(Ordering::Acquire);
+    // SAFETY: a LOCKED word points at a live record (records are never
+    // freed).
+    (state(bits) == LOCKED).then(|| unsafe { (*record_of(bits)).owner() })
 }

@@ -34,6 +34,9 @@ pub(crate) struct Blocked {
     pub(crate) word: usize,
     /// Waiting for a notification (else entering).
     pub(crate) waiting: bool,
+    /// An enter that gives up at a deadline (or at once): it goes on
+    /// whatever the owner does, so it is never part of a deadlock.
+    pub(crate) timed: bool,
     pub(crate) since: Instant,
     /// Counts the thread's blocking episodes: the same episode seen twice
     /// means the thread blocked all the time in between.
@@ -99,18 +102,31 @@ impl Diag {
         self.state.with(|state| *state = State::default());
     }
 
-    /// The thread blocks on `word` until the returned scope ends.
-    pub(crate) fn block(&self, word: usize, waiting: bool) -> BlockedScope<'_> {
+    /// The thread blocks on `word` until the returned scope ends; `timed`
+    /// as [`Blocked::timed`].
+    pub(crate) fn block(&self, word: usize, waiting: bool, timed: bool) -> BlockedScope<'_> {
+        self.start_episode(word, waiting, timed);
+        BlockedScope(self)
+    }
+
+    /// A thread blocked waiting on `word` left its wait set (notified, or
+    /// out of time) and now enters `word` again, as long as its owner
+    /// keeps it: a new episode, within the wait's scope.
+    pub(crate) fn enter_again(&self, word: usize) {
+        self.start_episode(word, false, false);
+    }
+
+    fn start_episode(&self, word: usize, waiting: bool, timed: bool) {
         self.state.with(|state| {
             state.episodes += 1;
             state.blocked = Some(Blocked {
                 word,
                 waiting,
+                timed,
                 since: Instant::now(),
                 episode: state.episodes,
             });
         });
-        BlockedScope(self)
     }
 
     /// What the thread is doing, if the EE belongs to a thread; `owner_of`

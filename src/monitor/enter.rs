@@ -257,7 +257,11 @@ impl MultiUseWord {
         deadline: Option<Instant>,
     ) -> Option<&'static LockRecord> {
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        let _blocked = ee.diag.block(self as *const MultiUseWord as usize, false);
+        let _blocked = ee.diag.block(
+            self as *const MultiUseWord as usize,
+            false,
+            deadline.is_some(),
+        );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {
             return Some(record);

@@ -91,7 +91,11 @@ impl MultiUseWord {
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, waits);
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        let _blocked = ee.diag.block(self as *const MultiUseWord as usize, true);
+        let _blocked = ee.diag.block(
+            self as *const MultiUseWord as usize,
+            true,
+            deadline.is_some(),
+        );
         let key = self.wait_key(set);
         let home = home_with(self);
         let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {
@@ -135,6 +139,8 @@ impl MultiUseWord {
                 left
             });
             if left {
+                #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+                ee.diag.enter_again(self as *const MultiUseWord as usize);
                 let held = self.get_meta_lock(ee);
                 // SAFETY: we hold the meta-lock; the record is ours and in
                 // no queue.
@@ -273,6 +279,14 @@ impl MultiUseWord {
         let mut notified = 0;
         let mut held = None;
         while let Some(waiter) = waiting.take_oldest(key) {
+            // The waiter enters from now on (the owner may keep it out for
+            // good). Its thread is still in its wait, which borrows the
+            // word; and no meta-lock is held yet.
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            // SAFETY: a waiting record's owner is a live EE.
+            unsafe { ExecEnv::of_owner(waiter.owner()) }
+                .diag
+                .enter_again(self as *const MultiUseWord as usize);
             let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
             let bits = lock.bits;
             // SAFETY: we hold the meta-lock; the waiter's record is out of

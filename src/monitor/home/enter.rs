@@ -194,9 +194,11 @@ impl Home {
         elsewhere: impl FnOnce() -> R,
     ) -> Keyed<R> {
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        let _blocked = ee
-            .diag
-            .block(core::ptr::from_ref(&self.word) as usize, false);
+        let _blocked = ee.diag.block(
+            core::ptr::from_ref(&self.word) as usize,
+            false,
+            !matches!(patience, Patience::Until(None)),
+        );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST
             && matches!(patience, Patience::Until(_))

@@ -342,22 +342,29 @@ impl Home {
     }
 
     /// The address the home serves while its monitor is in use (held,
-    /// queued on or waited on), for the thread dump.
+    /// queued on or waited on), for the thread dump; `None` if not, or if
+    /// the word is in the middle of an operation. Takes no meta-lock, so
+    /// that a dump neither waits nor binds an EE to its thread.
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) fn key_in_use(&'static self) -> Option<usize> {
-        // Relaxed: a snapshot for display; the meta-lock below orders the
-        // read of the record.
-        let bits = self.word.word.load(Ordering::Relaxed);
-        if state(bits) == NEUTRAL && bits & PINNED == 0 {
+        // Acquire pairs with the Release of whatever wrote the word, so the
+        // record it points at holds the payload it displaced.
+        let bits = self.word.word.load(Ordering::Acquire);
+        let neutral = match state(bits) {
+            NEUTRAL if bits & PINNED == 0 => return None,
+            NEUTRAL => bits,
+            crate::word::BUSY => return None,
+            // SAFETY: a LOCKED or WAITERS word points at the first record of
+            // its queue, which holds the displaced payload; records are
+            // never freed, so a record that moved on meanwhile is still
+            // readable, and the second load below rejects what it says.
+            _ => unsafe { (*record_of(bits)).displaced() },
+        };
+        // Acquire: as above. A word read the same twice kept its record
+        // (an ABA in between could only show a key that was in use).
+        if self.word.word.load(Ordering::Acquire) != bits {
             return None;
         }
-        let neutral = ExecEnv::with_current(|ee| {
-            let held = self.word.get_meta_lock(ee);
-            let neutral = neutral_form(&held);
-            let bits = held.bits;
-            held.release(bits);
-            neutral
-        });
         let index =
             (self as *const Home as usize - TABLE.as_ptr() as usize) / core::mem::size_of::<Home>();
         Some(key_at(index, neutral))
