@@ -2,8 +2,9 @@
 //! 3-thread lock-order cycle is found exactly once, and so is a cycle
 //! through a wait (a notified waiter entering again a monitor its notifier
 //! keeps); a thread waiting for a notification, or entering with a
-//! deadline, is never part of a deadlock; and the dump lists held monitors
-//! with their depths and who blocks on what.
+//! deadline, is never part of a deadlock; the dump lists held monitors
+//! with their depths and who blocks on what; and taking a dump binds
+//! nothing to the thread that takes it.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -250,4 +251,18 @@ fn the_dump_lists_what_a_thread_holds() {
         dump.current_thread().is_none_or(|me| me.holds().is_empty()),
         "{dump}"
     );
+}
+
+#[test]
+fn a_dump_binds_nothing_to_its_thread() {
+    // A keyed monitor in use: the dump reads which value its home serves.
+    let value = String::from("held");
+    let _held = metalock::lock(&value);
+    thread::spawn(|| {
+        let dump = diagnostics::snapshot();
+        assert!(dump.current_thread().is_none(), "{dump}");
+        assert!(!metalock::__test_hooks::thread_has_exec_env());
+    })
+    .join()
+    .unwrap();
 }
