@@ -34,8 +34,9 @@ pub(crate) struct Blocked {
     pub(crate) word: usize,
     /// Waiting for a notification (else entering).
     pub(crate) waiting: bool,
-    /// An enter that gives up at a deadline (or at once): it goes on
-    /// whatever the owner does, so it is never part of a deadlock.
+    /// An enter that gives up at a deadline (or at once), or a wait that
+    /// ends at one: an enter that goes on whatever the owner does is never
+    /// part of a deadlock.
     pub(crate) timed: bool,
     pub(crate) since: Instant,
     /// Counts the thread's blocking episodes: the same episode seen twice
