@@ -1,7 +1,7 @@
 //! The thread dump and deadlock detection (feature `diagnostics`): a
-//! 3-thread lock-order cycle is found exactly once, and so is a cycle
-//! through a wait (a notified waiter entering again a monitor its notifier
-//! keeps); a thread waiting for a notification, or entering with a
+//! 3-thread lock-order cycle is found exactly once, and so are a cycle of
+//! keyed monitors and one through a wait (a notified waiter entering again
+//! a monitor its notifier keeps); a thread waiting for a notification, or entering with a
 //! deadline, is never part of a deadlock; the dump lists held monitors
 //! with their depths and who blocks on what; and taking a dump binds
 //! nothing to the thread that takes it.
@@ -89,6 +89,20 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
             let _x = x.lock();
         })
         .unwrap();
+    // A deadlock of keyed monitors: M locks `u` then `v`, N `v` then `u`.
+    let (u, v): (&'static u64, &'static u64) = (leak(1), leak(2));
+    let keyed_both_hold = leak(Barrier::new(2));
+    for (name, first, second) in [("keyed-m", u, v), ("keyed-n", v, u)] {
+        thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let _first = metalock::lock(first);
+                keyed_both_hold.wait();
+                let _second = metalock::lock(second);
+                unreachable!("a deadlocked thread went on");
+            })
+            .unwrap();
+    }
     // A deadlock through a wait: H holds `p` and waits on `q`; K locks `q`,
     // notifies H and, still holding `q`, enters `p`. H, notified, enters
     // `q` again, which K keeps.
@@ -131,9 +145,17 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
         };
         if (0..3).all(|i| blocked(&format!("cycle-{i}"), BlockKind::Entering))
             && blocked("waiter-d", BlockKind::Waiting)
-            && ["enterer-e", "timed-f", "plain-g", "reenter-h", "notifier-k"]
-                .iter()
-                .all(|name| blocked(name, BlockKind::Entering))
+            && [
+                "enterer-e",
+                "timed-f",
+                "plain-g",
+                "reenter-h",
+                "notifier-k",
+                "keyed-m",
+                "keyed-n",
+            ]
+            .iter()
+            .all(|name| blocked(name, BlockKind::Entering))
         {
             break dump;
         }
@@ -177,7 +199,7 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
     );
 
     let deadlocks = diagnostics::deadlocks();
-    assert_eq!(deadlocks.len(), 2, "exactly two cycles: {deadlocks:?}");
+    assert_eq!(deadlocks.len(), 3, "exactly three cycles: {deadlocks:?}");
     let names = |deadlock: &diagnostics::Deadlock| {
         let mut names: Vec<_> = deadlock
             .threads()
@@ -187,8 +209,17 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
         names.sort();
         names
     };
-    let through_a_wait = deadlocks.iter().find(|d| d.threads().len() == 2).unwrap();
-    assert_eq!(names(through_a_wait), ["notifier-k", "reenter-h"]);
+    let mut pairs: Vec<_> = deadlocks
+        .iter()
+        .filter(|d| d.threads().len() == 2)
+        .map(names)
+        .collect();
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        [["keyed-m", "keyed-n"], ["notifier-k", "reenter-h"]],
+        "a keyed cycle and one through a wait"
+    );
     let three = deadlocks.iter().find(|d| d.threads().len() == 3).unwrap();
     let cycle = three.threads();
     for (i, thread) in cycle.iter().enumerate() {
@@ -214,8 +245,8 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
     e.join().unwrap();
     assert_eq!(
         diagnostics::deadlocks().len(),
-        2,
-        "still only the two cycles"
+        3,
+        "still only the three cycles"
     );
 }
 

@@ -483,7 +483,18 @@ pub fn snapshot() -> Snapshot {
             // clears its state under that lock).
             unsafe { owner_of(&*(word as *const MultiUseWord)) }
         });
-        let Some(observed) = observed else { continue };
+        let Some(mut observed) = observed else {
+            continue;
+        };
+        // A keyed enter on a home that serves another value waits for
+        // nobody there: it goes on to the overflow table.
+        if let Some(blocked) = observed.blocked
+            && blocked
+                .key
+                .is_some_and(|key| keys.get(&blocked.word) != Some(&key))
+        {
+            observed.blocked_owner = None;
+        }
         let mut holds: Vec<HeldMonitor> = held
             .get(&ee.as_owner())
             .into_iter()
@@ -514,7 +525,7 @@ pub fn snapshot() -> Snapshot {
                 timed: blocked.timed,
                 for_: now.saturating_duration_since(blocked.since),
                 owner: None,
-                key: keys.get(&blocked.word).copied(),
+                key: blocked.key.or_else(|| keys.get(&blocked.word).copied()),
                 episode: blocked.episode,
                 owner_ee: observed.blocked_owner,
             }),

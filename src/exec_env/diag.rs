@@ -38,6 +38,11 @@ pub(crate) struct Blocked {
     /// ends at one: an enter that goes on whatever the owner does is never
     /// part of a deadlock.
     pub(crate) timed: bool,
+    /// For a keyed enter on a home: the value's address. Until the thread
+    /// finds under the home's meta-lock which value the home serves, it
+    /// blocks on the home; if that is another value's, it goes on to the
+    /// overflow table, and that value's owner is not what it waits for.
+    pub(crate) key: Option<usize>,
     pub(crate) since: Instant,
     /// Counts the thread's blocking episodes: the same episode seen twice
     /// means the thread blocked all the time in between.
@@ -104,9 +109,15 @@ impl Diag {
     }
 
     /// The thread blocks on `word` until the returned scope ends; `timed`
-    /// as [`Blocked::timed`].
-    pub(crate) fn block(&self, word: usize, waiting: bool, timed: bool) -> BlockedScope<'_> {
-        self.start_episode(word, waiting, timed);
+    /// and `key` as in [`Blocked`].
+    pub(crate) fn block(
+        &self,
+        word: usize,
+        waiting: bool,
+        timed: bool,
+        key: Option<usize>,
+    ) -> BlockedScope<'_> {
+        self.start_episode(word, waiting, timed, key);
         BlockedScope(self)
     }
 
@@ -114,16 +125,17 @@ impl Diag {
     /// out of time) and now enters `word` again, as long as its owner
     /// keeps it: a new episode, within the wait's scope.
     pub(crate) fn enter_again(&self, word: usize) {
-        self.start_episode(word, false, false);
+        self.start_episode(word, false, false, None);
     }
 
-    fn start_episode(&self, word: usize, waiting: bool, timed: bool) {
+    fn start_episode(&self, word: usize, waiting: bool, timed: bool, key: Option<usize>) {
         self.state.with(|state| {
             state.episodes += 1;
             state.blocked = Some(Blocked {
                 word,
                 waiting,
                 timed,
+                key,
                 since: Instant::now(),
                 episode: state.episodes,
             });

@@ -261,6 +261,7 @@ impl MultiUseWord {
             self as *const MultiUseWord as usize,
             false,
             deadline.is_some(),
+            None,
         );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {

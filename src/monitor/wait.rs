@@ -95,6 +95,7 @@ impl MultiUseWord {
             self as *const MultiUseWord as usize,
             true,
             deadline.is_some(),
+            None,
         );
         let key = self.wait_key(set);
         let home = home_with(self);

@@ -198,6 +198,7 @@ impl Home {
             core::ptr::from_ref(&self.word) as usize,
             false,
             !matches!(patience, Patience::Until(None)),
+            Some(self.address_of(key)),
         );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST

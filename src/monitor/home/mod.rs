@@ -365,9 +365,16 @@ impl Home {
         if self.word.word.load(Ordering::Acquire) != bits {
             return None;
         }
+        Some(self.address_of(neutral))
+    }
+
+    /// The address whose key `neutral` (a NEUTRAL form, or the bits
+    /// `locate` returns) carries in this home.
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+    pub(crate) fn address_of(&'static self, neutral: usize) -> usize {
         let index =
             (self as *const Home as usize - TABLE.as_ptr() as usize) / core::mem::size_of::<Home>();
-        Some(key_at(index, neutral))
+        key_at(index, neutral)
     }
 
     /// Whether the home's monitor is in use now: held or queued on (a
