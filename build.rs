@@ -3,8 +3,10 @@
 //! - `cfg(metalock_swap_only)`: the target has no pointer-width
 //!   compare-and-swap, or the `swap-only` feature asks for that backend on a
 //!   target that has one.
-//! - `cfg(metalock_asm_swap)`: the swap-only backend has an inline-assembly
-//!   swap for this architecture.
+//! - `cfg(metalock_asm_swap)`: the swap-only backend runs and has an
+//!   inline-assembly swap for this target. Without it, the swap-only backend
+//!   uses `core`'s swap (a target with a compare-and-swap); a target with
+//!   neither stops the build with a message.
 //! - `cfg(metalock_model)`: a model checker's build, `--cfg loom` or the
 //!   `shuttle` feature: the primitives are the checker's (`src/primitive.rs`
 //!   picks which), and whatever must not outlive one model execution does
@@ -41,24 +43,37 @@ fn main() {
     let has_ptr_cas = list("CARGO_CFG_TARGET_HAS_ATOMIC")
         .split(',')
         .any(|w| w == "ptr");
-    let forced = env::var_os("CARGO_FEATURE_SWAP_ONLY").is_some();
-    if forced || !has_ptr_cas {
+    let swap_only = env::var_os("CARGO_FEATURE_SWAP_ONLY").is_some() || !has_ptr_cas;
+    if swap_only {
         println!("cargo::rustc-cfg=metalock_swap_only");
     }
 
+    // The assembly swap, only where its instruction is right on every CPU
+    // the target covers. A target with a compare-and-swap that the feature
+    // sends to the swap-only backend takes `core`'s swap instead, which the
+    // compiler lowers with the barriers the target needs. (The ARM target
+    // features `v6` and `thumb-mode` are unstable, so a stable compiler
+    // leaves them out of `CARGO_CFG_TARGET_FEATURE`: they cannot decide.)
     let arch = list("CARGO_CFG_TARGET_ARCH");
-    let features = list("CARGO_CFG_TARGET_FEATURE");
-    let has = |f: &str| features.split(',').any(|x| x == f);
+    let target = list("TARGET");
     let asm_swap = match arch.as_str() {
+        // `xchg`: locked and a full barrier on every x86.
         "x86" | "x86_64" => true,
         // SPARC V8 (`sparc`, not `sparc64`): `swap` exists, `cas` does not.
-        "sparc" => true,
+        "sparc" => !has_ptr_cas,
         // ARMv5 and earlier, in ARM state: `swp` exists, `ldrex`/`strex` do
-        // not (ARMv6 deprecates `swp`).
-        "arm" => !has("v6") && !has("thumb-mode"),
+        // not (ARMv6 deprecates `swp`, ARMv7 kernels trap it, Thumb has none).
+        "arm" => !has_ptr_cas && !target.starts_with("thumb"),
         _ => false,
     };
-    if asm_swap {
+    if swap_only && asm_swap {
         println!("cargo::rustc-cfg=metalock_asm_swap");
+    }
+    if !has_ptr_cas && !asm_swap {
+        panic!(
+            "metalock: the target {target} has no pointer-width compare-and-swap, and metalock \
+             has no assembly swap for it (only for x86, SPARC V8, and ARMv5 or earlier in ARM \
+             state): the swap-only backend needs an atomic swap"
+        );
     }
 }

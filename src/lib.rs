@@ -183,9 +183,9 @@ pub use keyed::{
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};
-pub use synchronized::{
-    ArcSynchronizedGuard, MappedSynchronizedGuard, Synchronized, SynchronizedGuard,
-};
+#[cfg(target_has_atomic = "ptr")]
+pub use synchronized::ArcSynchronizedGuard;
+pub use synchronized::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};
 pub use sys::Instant;
 pub use word::MultiUseWord;
 

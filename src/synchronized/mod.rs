@@ -60,10 +60,14 @@
 //! shared(&guard); // guards are not Sync
 //! ```
 
+// `Arc` needs a pointer-width compare-and-swap, which swap-only targets
+// lack.
+#[cfg(target_has_atomic = "ptr")]
 mod arc;
 mod mapped;
 mod value_guard;
 
+#[cfg(target_has_atomic = "ptr")]
 pub use arc::ArcSynchronizedGuard;
 pub use mapped::MappedSynchronizedGuard;
 pub use value_guard::SynchronizedGuard;

@@ -4,9 +4,10 @@
 //! Only `load`, `store` and `swap` exist here, so the meta-lock runs its
 //! test-and-set variant and the extra-fast path is off (see `meta_lock` and
 //! `monitor`). The swap is one instruction of inline assembly on the
-//! architectures that lack CAS (and on x86, so that the backend runs on
-//! ordinary hosts); elsewhere, and under loom or Miri, which cannot see into
-//! assembly, it is the `core` (or loom) swap.
+//! targets that lack CAS (and on x86, so that the backend runs on ordinary
+//! hosts); on a target with CAS that the feature sends here, and under loom
+//! or Miri, which cannot see into assembly, it is the `core` (or loom) swap.
+//! `build.rs` decides, and stops a target that has neither.
 
 use crate::primitive::{AtomicUsize, Ordering};
 
