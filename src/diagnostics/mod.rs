@@ -512,7 +512,7 @@ pub fn snapshot() -> Snapshot {
         holds.sort_by_key(|held| held.monitor);
         threads.push(ThreadDump {
             id: observed.thread.id,
-            name: observed.thread.name,
+            name: observed.thread.name.as_deref().map(String::from),
             exited: observed.thread.exited,
             holds,
             blocked: observed.blocked.map(|blocked| BlockedOn {

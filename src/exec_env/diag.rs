@@ -11,7 +11,7 @@
 //! it is kept in the lock records instead (`LockRecord::diag_word`), with
 //! plain stores.
 
-use std::string::String;
+use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Instant;
 
@@ -21,7 +21,9 @@ use crate::primitive::SysMutex;
 #[derive(Clone, Debug)]
 pub(crate) struct ThreadInfo {
     pub(crate) id: ThreadId,
-    pub(crate) name: Option<String>,
+    /// Shared, so that copying it under the state's lock allocates nothing
+    /// (a global allocator may lock monitors, and block on this lock).
+    pub(crate) name: Option<Arc<str>>,
     /// The thread ran its exit cleanup while its guards still held
     /// monitors (leaked guards): it is gone, its monitors stay held.
     pub(crate) exited: bool,
@@ -88,10 +90,11 @@ impl Diag {
         let current = std::thread::current();
         let info = ThreadInfo {
             id: current.id(),
-            name: current.name().map(String::from),
+            name: current.name().map(Arc::from),
             exited: false,
         };
-        self.state.with(|state| state.thread = Some(info));
+        // Whatever is replaced is dropped, and may be freed, after the lock.
+        drop(self.state.with(|state| state.thread.replace(info)));
     }
 
     /// The EE's thread ran its exit cleanup.
@@ -105,7 +108,8 @@ impl Diag {
 
     /// The EE belongs to no thread any more.
     pub(crate) fn unbind(&self) {
-        self.state.with(|state| *state = State::default());
+        // Freed after the lock, as in `bind`.
+        drop(self.state.with(core::mem::take));
     }
 
     /// The thread blocks on `word` until the returned scope ends; `timed`
