@@ -67,7 +67,8 @@ impl ConditionWord {
     /// Binds the condition to `word` for a thread that starts waiting;
     /// refuses if it is bound to another.
     ///
-    /// The caller holds the condition's stripe.
+    /// The caller holds the condition's stripe, and the meta-lock of
+    /// `word`, whose monitor it owns.
     pub(super) fn bind(&self, word: &MultiUseWord) -> Result<(), BoundElsewhere> {
         let word = word as *const MultiUseWord as usize;
         // One swap rather than a load and a store: only threads holding the

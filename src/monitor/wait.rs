@@ -99,14 +99,10 @@ impl MultiUseWord {
         );
         let key = self.wait_key(set);
         let home = home_with(self);
-        let started: Result<(), BoundElsewhere> = stripe(key).with(|waiting| {
-            if let WaitSet::Condition(condition) = set {
-                condition.bind(self)?;
-            }
+        let started = stripe(key).with(|waiting| {
             // SAFETY: we hold the stripe; the record is ours and owns the
             // monitor.
-            unsafe { self.start_waiting(ee, record, waiting, key, home) };
-            Ok(())
+            unsafe { self.start_waiting(ee, record, waiting, key, home, set) }
         });
         if started.is_err() {
             panic!("{BOUND_ELSEWHERE}");
@@ -169,7 +165,9 @@ impl MultiUseWord {
 
     /// Leaves the monitor and joins the wait set at `key`, under its stripe;
     /// pins `home`, the word's if it is a home's, until the wait ends (the
-    /// word may be NEUTRAL meanwhile, and must keep its key).
+    /// word may be NEUTRAL meanwhile, and must keep its key). A condition
+    /// `set` is bound to this word first; bound to another, nothing changes
+    /// and the error says so.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`; `record` is the calling
@@ -181,8 +179,19 @@ impl MultiUseWord {
         waiting: &mut Waiting<'_>,
         key: usize,
         home: Option<&Home>,
-    ) {
+        set: WaitSet<'_>,
+    ) -> Result<(), BoundElsewhere> {
         let held = check_owner(self.get_meta_lock(ee), record, "wait");
+        // Bound once the owner is checked, so that a failed check (a panic)
+        // leaves the condition as it was; the meta-lock's release below
+        // orders the binding for a notify (see `ConditionWord::bind`).
+        if let WaitSet::Condition(condition) = set
+            && let Err(elsewhere) = condition.bind(self)
+        {
+            let bits = held.bits;
+            held.release(bits);
+            return Err(elsewhere);
+        }
         // Relaxed: see `acquire_held`.
         ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
         // SAFETY: we hold the meta-lock and own the monitor: our record,
@@ -197,6 +206,7 @@ impl MultiUseWord {
             waiting.push(record, key);
             release_to_queue(held, rest, displaced, false);
         }
+        Ok(())
     }
 
     /// Sleeps until an exit invites this thread or hands it the monitor,
