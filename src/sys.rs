@@ -54,7 +54,9 @@ impl Instant {
 /// An implementation promises that:
 /// - `wait` returns only after `wake` was called on the same address, after
 ///   `deadline` passed, or spuriously; it never blocks forever once a `wake`
-///   on that address has happened after the value changed;
+///   on that address has happened after the value changed, and it returns
+///   soon after `deadline` passes (timed locks and waits end there, and the
+///   swap-only backend's back-off waits on a word nobody wakes);
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
@@ -65,7 +67,9 @@ impl Instant {
 /// The simplest sound platform never blocks: a `wait` that returns at once
 /// is a spurious wake-up, which the contract allows, and since the crate
 /// re-checks its condition after every wait, it then spins where it would
-/// sleep.
+/// sleep. Such a platform needs a scheduler that time-slices: on a
+/// priority-scheduled uniprocessor a spinning waiter would never let a
+/// lower-priority holder run, so there `wait` must block.
 /// A `no_std` platform also implements
 /// [`current_thread_slot`](Self::current_thread_slot), and is registered with
 /// `set_platform` before the first lock.
@@ -466,17 +470,24 @@ mod registry {
     }
 
     /// Registers the platform the crate runs on. Call it once, before the
-    /// first lock; later calls are refused.
+    /// first lock; later calls are refused, and return once the first
+    /// call's platform is in place, so that the crate runs either way.
     pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlreadySet> {
+        // A thin pointer to the fat one, made before the claim so that the
+        // claim and the store are a few instructions apart.
+        let boxed = alloc::boxed::Box::new(platform);
         // Relaxed: the claim only decides who stores; the store publishes.
         if crate::arch::swap_u32(&CLAIMED, 1, Ordering::Relaxed) != 0 {
+            // Acquire: as in `get`. The winner stores right after its claim.
+            while PLATFORM.load(Ordering::Acquire).is_null() {
+                core::hint::spin_loop();
+            }
             return Err(PlatformAlreadySet);
         }
-        // A thin pointer to the fat one, leaked: it is never replaced.
-        let ptr = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(platform));
-        // Release pairs with the Acquire load in `get`: a thread that sees the
-        // pointer sees the platform it points to.
-        PLATFORM.store(ptr, Ordering::Release);
+        // Leaked: it is never replaced. Release pairs with the Acquire load
+        // in `get`: a thread that sees the pointer sees the platform it
+        // points to.
+        PLATFORM.store(alloc::boxed::Box::into_raw(boxed), Ordering::Release);
         Ok(())
     }
 

@@ -109,7 +109,12 @@ unsafe impl Platform for StdThreads {
 
 /// Registers the platform (once per process; later calls do nothing).
 pub fn install() {
-    let _ = platform::set_platform(&PLATFORM);
+    let _ = register();
+}
+
+/// Registers the platform, and says whether this call was the first.
+pub fn register() -> Result<(), platform::PlatformAlreadySet> {
+    platform::set_platform(&PLATFORM)
 }
 
 /// `Instant::now()` of the installed platform plus `d`.
