@@ -292,6 +292,9 @@ fn timed_waits_racing_notifies_lose_no_notification() {
             });
         }
     });
+    // Some of the thousand notifies found a waiter (else the equality below
+    // would check nothing), and each of those ended a wait as notified.
+    assert!(marked.load(Relaxed) > 0, "no notify ever found a waiter");
     assert_eq!(marked.load(Relaxed), notified_returns.load(Relaxed));
 }
 

@@ -7,14 +7,16 @@
 //! the first queued thread.
 //!
 //! The test observes the crate through its hand-off hooks (process-wide,
-//! hence this file of its own). Sleeps only make the passed-over time long
-//! enough; no verdict depends on how long anything takes.
+//! hence this file of its own, whose tests run one at a time: the other
+//! tests' fair releases fire the hook too). Sleeps only make the
+//! passed-over time long enough; no verdict depends on how long anything
+//! takes.
 #![cfg(not(loom))]
 
 mod common;
 use common::Watchdog;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::Duration;
 
@@ -32,13 +34,36 @@ fn count(event: HandoffEvent) {
     };
 }
 
+/// The hook and its counters are process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Counts hand-off events while it lives, failed test or not.
+struct Counting;
+
+impl Counting {
+    fn start() -> Self {
+        set_handoff_hook(Some(count));
+        Counting
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        set_handoff_hook(None);
+    }
+}
+
 /// Longer than the crate's fairness bound.
 const STARVED: Duration = Duration::from_millis(5);
 
 #[test]
 fn a_contender_passed_over_too_long_is_handed_the_monitor() {
+    let _serial = serial();
     let _watchdog = Watchdog::arm(Duration::from_secs(60));
-    set_handoff_hook(Some(count));
+    let _counting = Counting::start();
     let word = Arc::new(MultiUseWord::with_payload(9));
     // Each round: a contender blocks behind us; we release and at once
     // re-enter, so that the invited contender, still waking up, loses and
@@ -95,7 +120,6 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
         assert!(done.load(SeqCst));
         assert!(!word.is_locked());
         assert_eq!(word.payload(), 9);
-        set_handoff_hook(None);
         return;
     }
     panic!("in 100 rounds the contender was never passed over twice");
@@ -117,6 +141,7 @@ fn thread_is_blocked(tid: i32) -> bool {
 /// contender may not run yet (after a plain release it usually could).
 #[cfg(target_os = "linux")]
 fn assert_release_hands_over(word: MultiUseWord, release: impl FnOnce(MonitorGuard<'_>)) {
+    let _serial = serial();
     let _watchdog = Watchdog::arm(Duration::from_secs(60));
     let word = Arc::new(word);
     let guard = word.lock();

@@ -199,12 +199,14 @@ fn ownership_and_reentrancy<K: Kind>() {
 
 fn wait_and_notify<K: Kind>() {
     let monitor = K::make();
+    let waiting = AtomicUsize::new(0);
     let ready = AtomicUsize::new(0);
     assert!(!monitor.lock().notify_one(), "nobody waits: not remembered");
     thread::scope(|s| {
-        let waiter = s.spawn(|| {
+        s.spawn(|| {
             let mut guard = monitor.lock();
             let depth = guard.depth();
+            waiting.store(1, Relaxed);
             while ready.load(Relaxed) == 0 {
                 assert!(!guard.wait_for(NEVER).timed_out(), "lost notify");
             }
@@ -212,13 +214,16 @@ fn wait_and_notify<K: Kind>() {
         });
         loop {
             let guard = monitor.lock();
-            // The waiter sets nothing; notify until it was reached.
-            ready.store(1, Relaxed);
-            if guard.notify_one() || waiter.is_finished() {
+            // Set under the monitor, which the waiter releases only by
+            // waiting: once it is set, the waiter waits, and the notify
+            // must reach it.
+            if waiting.load(Relaxed) == 1 {
+                ready.store(1, Relaxed);
+                assert!(guard.notify_one(), "a waiter was not notified");
                 break;
             }
             drop(guard);
-            thread::yield_now();
+            thread::sleep(Duration::from_millis(1));
         }
     });
 }

@@ -397,10 +397,6 @@ fn timed_wait_of_20ms_times_out() {
     let elapsed = start.elapsed();
     assert!(result.timed_out());
     assert!(elapsed >= TIMEOUT, "returned after {elapsed:?}");
-    assert!(
-        elapsed < Duration::from_secs(1),
-        "returned after {elapsed:?}"
-    );
     assert_eq!(g.depth(), 2);
     assert!(word.is_held_by_current_thread());
     assert_eq!(word.payload(), PAYLOAD);
@@ -410,10 +406,6 @@ fn timed_wait_of_20ms_times_out() {
     let elapsed = start.elapsed();
     assert!(result.timed_out());
     assert!(elapsed >= TIMEOUT, "returned after {elapsed:?}");
-    assert!(
-        elapsed < Duration::from_secs(1),
-        "returned after {elapsed:?}"
-    );
     assert_eq!(g.depth(), 2);
     assert_eq!(word.payload(), PAYLOAD);
 }

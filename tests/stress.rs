@@ -392,6 +392,12 @@ fn round(objects: &Arc<Vec<Object>>, seed_base: u64, expected: &mut [u64]) -> us
             "object {i}: waiters marked by notify vs waits that returned notified"
         );
     }
+    // Across the objects some notify found a waiter, else the equalities
+    // above checked nothing.
+    assert!(
+        marked.iter().sum::<u64>() > 0,
+        "no notify ever found a waiter"
+    );
     let records = lock_records_allocated() - records_before;
     println!(
         "stress round (seed {seed_base}): {THREADS} threads x {OPS_PER_THREAD} ops in \
