@@ -15,6 +15,8 @@
 
 mod common;
 use common::Watchdog;
+#[cfg(target_os = "linux")]
+use common::blocked::Tid;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
@@ -125,16 +127,6 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
     panic!("in 100 rounds the contender was never passed over twice");
 }
 
-/// Whether the thread `tid` of this process is blocked (state `S`).
-#[cfg(target_os = "linux")]
-fn thread_is_blocked(tid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
-        .expect("cannot read /proc/self/task/<tid>/stat");
-    // The state follows the `)` that closes the command name.
-    let rest = &stat[stat.rfind(')').expect("malformed stat") + 1..];
-    rest.trim_start().starts_with('S')
-}
-
 /// Locks `word`, waits until a contender has queued behind and sleeps, then
 /// lets `release` release the guard and checks that the contender owns the
 /// monitor at once: the releasing thread cannot take it back, though the
@@ -145,13 +137,12 @@ fn assert_release_hands_over(word: MultiUseWord, release: impl FnOnce(MonitorGua
     let _watchdog = Watchdog::arm(Duration::from_secs(60));
     let word = Arc::new(word);
     let guard = word.lock();
-    let tid = Arc::new(AtomicUsize::new(0));
+    let tid = Arc::new(Tid::default());
     let done = Arc::new(AtomicBool::new(false));
     let contender = {
         let (word, tid, done) = (Arc::clone(&word), Arc::clone(&tid), Arc::clone(&done));
         thread::spawn(move || {
-            // SAFETY: `gettid` has no preconditions and cannot fail.
-            tid.store(unsafe { libc::gettid() } as usize, SeqCst);
+            tid.publish();
             let _guard = word.lock();
             // Keep the monitor until the test has seen that it is ours.
             while !done.load(SeqCst) {
@@ -159,28 +150,13 @@ fn assert_release_hands_over(word: MultiUseWord, release: impl FnOnce(MonitorGua
             }
         })
     };
-    // Wait until the contender has queued and sleeps: blocked, and still
-    // blocked a while later (not merely between spins).
-    while tid.load(SeqCst) == 0 {
-        thread::yield_now();
-    }
-    let tid = tid.load(SeqCst) as i32;
-    let mut blocked_for = 0;
-    while blocked_for < 20 {
-        thread::sleep(Duration::from_millis(1));
-        blocked_for = if thread_is_blocked(tid) {
-            blocked_for + 1
-        } else {
-            0
-        };
-    }
+    tid.wait_until_blocked();
     release(guard);
-    assert!(
-        word.try_lock().is_none(),
-        "the release let the releasing thread back in"
-    );
-    assert!(word.is_locked());
+    let taken_back = word.try_lock().is_some();
+    let locked = word.is_locked();
     done.store(true, SeqCst);
+    assert!(!taken_back, "the release let the releasing thread back in");
+    assert!(locked);
     contender.join().unwrap();
     assert!(!word.is_locked());
 }

@@ -6,6 +6,8 @@
 
 mod common;
 use common::Watchdog;
+#[cfg(target_os = "linux")]
+use common::blocked::Tid;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
@@ -115,14 +117,33 @@ fn unlock_fair_and_try_lock_for() {
     thread::scope(|s| {
         s.spawn(|| assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_none()));
     });
-    // A thread queued to enter when the monitor is released fairly: it is
-    // handed the monitor (the sleep only makes it likely that it queued).
-    thread::scope(|s| {
-        let queued = s.spawn(|| metalock::lock(&value).depth());
-        thread::sleep(Duration::from_millis(10));
-        guard.unlock_fair();
-        assert_eq!(queued.join().unwrap(), 1);
-    });
+    // A thread that sleeps in the queue when the monitor is released fairly
+    // is handed the monitor: it is the queued thread's before it even runs,
+    // so the releasing thread cannot take it back.
+    #[cfg(target_os = "linux")]
+    {
+        let _watchdog = Watchdog::arm(HANG);
+        let tid = Tid::default();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        thread::scope(|s| {
+            let queued = s.spawn(|| {
+                tid.publish();
+                let guard = metalock::lock(&value);
+                while !done.load(Relaxed) {
+                    thread::sleep(Duration::from_millis(1));
+                }
+                guard.depth()
+            });
+            tid.wait_until_blocked();
+            guard.unlock_fair();
+            let taken_back = metalock::try_lock(&value).is_some();
+            done.store(true, Relaxed);
+            assert!(!taken_back, "unlock_fair let the releasing thread back in");
+            assert_eq!(queued.join().unwrap(), 1);
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    guard.unlock_fair();
     assert!(!metalock::is_locked(&value));
     assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
 }

@@ -5,9 +5,16 @@
 // `shuttle`).
 #![cfg(not(any(loom, feature = "shuttle")))]
 
+mod common;
+
+use common::Watchdog;
+#[cfg(target_os = "linux")]
+use common::blocked::Tid;
 use lock_api::{ArcMutexGuard, MappedMutexGuard, MutexGuard, RawMutex};
 use metalock::RawMonitor;
 use std::sync::Arc;
+#[cfg(target_os = "linux")]
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::thread;
 use std::time::Duration;
 
@@ -76,6 +83,7 @@ fn a_relock_by_the_owner_panics() {
 
 #[test]
 fn mapped_arc_fair_and_bump() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
     let m = Arc::new(Mutex::new((String::from("a"), 0_u32)));
 
     let mut name: MappedMutexGuard<'_, RawMonitor, String> =
@@ -85,21 +93,55 @@ fn mapped_arc_fair_and_bump() {
 
     let mut owned: ArcMutexGuard<RawMonitor, (String, u32)> = m.lock_arc();
     owned.1 += 1;
-    // `bump` and `unlocked_fair` let a queued thread in and come back.
-    let other = {
-        let m = Arc::clone(&m);
-        thread::spawn(move || m.lock().1 += 10)
-    };
-    while !m.is_locked() || Arc::strong_count(&m) < 3 {
-        thread::yield_now();
+    #[cfg(target_os = "linux")]
+    {
+        // `bump` lets a thread that sleeps in the queue in, and comes back
+        // only after it left.
+        let tid = Arc::new(Tid::default());
+        let bumped = {
+            let (m, tid) = (Arc::clone(&m), Arc::clone(&tid));
+            thread::spawn(move || {
+                tid.publish();
+                m.lock().1 += 10;
+            })
+        };
+        tid.wait_until_blocked();
+        ArcMutexGuard::bump(&mut owned);
+        assert_eq!(owned.1, 11, "bump did not let the queued thread in");
+        bumped.join().unwrap();
+
+        // `unlock_fair` hands the monitor to the queued thread: it is that
+        // thread's before it even runs.
+        let tid = Arc::new(Tid::default());
+        let done = Arc::new(AtomicBool::new(false));
+        let handed = {
+            let (m, tid, done) = (Arc::clone(&m), Arc::clone(&tid), Arc::clone(&done));
+            thread::spawn(move || {
+                tid.publish();
+                let mut guard = m.lock();
+                guard.1 += 100;
+                while !done.load(SeqCst) {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            })
+        };
+        tid.wait_until_blocked();
+        ArcMutexGuard::unlock_fair(owned);
+        let taken_back = m.try_lock().is_some();
+        done.store(true, SeqCst);
+        assert!(!taken_back, "unlock_fair let the releasing thread back in");
+        handed.join().unwrap();
     }
-    ArcMutexGuard::bump(&mut owned);
-    ArcMutexGuard::unlock_fair(owned);
-    other.join().unwrap();
+    #[cfg(not(target_os = "linux"))]
+    {
+        owned.1 += 110;
+        ArcMutexGuard::bump(&mut owned);
+        ArcMutexGuard::unlock_fair(owned);
+    }
 
     let guard = m.lock();
     assert_eq!(guard.0, "ab");
-    assert_eq!(guard.1, 11);
+    assert_eq!(guard.1, 111);
     MutexGuard::unlocked_fair(&mut { guard }, || {});
     assert!(!m.is_locked());
 }

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+#[cfg(target_os = "linux")]
+pub mod blocked;
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
