@@ -2,6 +2,11 @@
 //! time runs out, succeed when the owner leaves in time, keep the reentrancy
 //! rules of their lock, and leave no record queued when they give up.
 
+mod common;
+
+use common::Watchdog;
+#[cfg(target_os = "linux")]
+use common::blocked::Tid;
 use metalock::{MultiUseWord, Synchronized};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -93,6 +98,7 @@ fn an_endless_timeout_waits_like_lock() {
 /// waiter go on: exact counts, the payload intact, nobody left behind.
 #[test]
 fn timed_contenders_give_up_anywhere_in_the_queue() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
     const THREADS: usize = 8;
     const ROUNDS: usize = 2_000;
     let word = MultiUseWord::with_payload(PAYLOAD);
@@ -137,6 +143,66 @@ fn timed_contenders_give_up_anywhere_in_the_queue() {
     );
     assert!(!word.is_locked());
     assert_eq!(word.payload(), PAYLOAD);
+}
+
+/// Timed contenders that sleep in the queue, first, in the middle and last
+/// (deadlines in that order), give up from there, while the blocking
+/// contenders queued between them stay; then every blocking contender gets
+/// in, and the payload is intact.
+#[cfg(target_os = "linux")]
+#[test]
+fn timed_contenders_give_up_from_the_queue() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    // The queue is formed and checked before the first deadline; on a
+    // machine too slow for that, the round proves nothing and is run again
+    // with more time.
+    for margin_ms in [500, 2_000, 8_000] {
+        let word = MultiUseWord::with_payload(PAYLOAD);
+        let guard = word.lock();
+        let start = Instant::now();
+        let deadline = |i: u64| start + Duration::from_millis(margin_ms + 100 * i);
+        let entered = AtomicUsize::new(0);
+        // In queue order: timed, blocking, timed, blocking, timed.
+        let tids: Vec<Tid> = (0..5).map(|_| Tid::default()).collect();
+        let queued = thread::scope(|s| {
+            let mut timed = Vec::new();
+            for (i, tid) in tids.iter().enumerate() {
+                let (word, entered) = (&word, &entered);
+                let thread = s.spawn(move || {
+                    tid.publish();
+                    if i % 2 == 0 {
+                        word.try_lock_until(deadline(i as u64 / 2)).map(drop)
+                    } else {
+                        drop(word.lock());
+                        entered.fetch_add(1, Relaxed);
+                        Some(())
+                    }
+                });
+                tid.wait_until_blocked();
+                if i % 2 == 0 {
+                    timed.push(thread);
+                }
+            }
+            let queued = Instant::now() < deadline(0);
+            for thread in timed {
+                assert!(
+                    thread.join().unwrap().is_none(),
+                    "a timed contender got the monitor its owner kept"
+                );
+            }
+            assert_eq!(entered.load(Relaxed), 0);
+            drop(guard);
+            queued
+        });
+        assert_eq!(entered.load(Relaxed), 2, "a blocking contender was lost");
+        assert!(!word.is_locked());
+        assert_eq!(word.payload(), PAYLOAD);
+        if queued {
+            return;
+        }
+        println!("the queue formed after {margin_ms} ms: again with more time");
+    }
+    panic!("the queue never formed before the first deadline");
 }
 
 /// Giving up returns the record: a thread that times out again and again
