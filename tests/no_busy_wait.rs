@@ -1,14 +1,19 @@
 //! The meta-lock never busy-waits (paper 000, section 4.2): threads queued on
 //! a held meta-lock block, so while the holder sleeps the process burns
-//! (almost) no CPU.
+//! (almost) no CPU, and each of them stays off the CPU: a thread that polled
+//! with sleeps or yields would burn little CPU but leave it once per poll.
 //!
 //! CPU time is measured for the whole process, so this binary holds exactly
-//! one test.
+//! one test. Linux only: the threads' context switches are read from `/proc`.
 //!
 //! The swap-only meta-lock of section 5.4 (`cfg(metalock_swap_only)`) polls
 //! with back-off by design, so the property is not claimed for it.
-#![cfg(not(metalock_swap_only))]
+#![cfg(all(target_os = "linux", not(metalock_swap_only)))]
 
+mod common;
+
+use common::Watchdog;
+use common::blocked::{Tid, context_switches};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -60,16 +65,20 @@ fn process_cpu_time() -> Duration {
 
 #[test]
 fn blocked_waiters_burn_no_cpu() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
     set_handoff_hook(Some(count_waiters));
     let _hook = Hook;
 
     let word = MultiUseWord::with_payload(17);
     let ran = AtomicUsize::new(0);
     let measured = AtomicBool::new(false);
+    let tids: Vec<Tid> = (0..WAITERS).map(|_| Tid::default()).collect();
     thread::scope(|s| {
-        let cpu = word.__with_meta_lock(|| {
-            for _ in 0..WAITERS {
-                s.spawn(|| {
+        let (cpu, switches) = word.__with_meta_lock(|| {
+            for tid in &tids {
+                let (word, ran, measured) = (&word, &ran, &measured);
+                s.spawn(move || {
+                    tid.publish();
                     word.__with_meta_lock(|| {
                         // Nobody gets in before the holder is done.
                         assert!(measured.load(Ordering::SeqCst));
@@ -83,21 +92,34 @@ fn blocked_waiters_burn_no_cpu() {
                 thread::sleep(Duration::from_millis(1));
             }
             // Let the last of them get from the hook into the kernel.
-            thread::sleep(Duration::from_millis(20));
+            tids.iter().for_each(Tid::wait_until_blocked);
 
+            let switches_before: Vec<u64> =
+                tids.iter().map(|t| context_switches(t.get())).collect();
             let before = process_cpu_time();
             thread::sleep(WINDOW);
             let cpu = process_cpu_time() - before;
+            let switches: Vec<u64> = tids
+                .iter()
+                .zip(switches_before)
+                .map(|(t, before)| context_switches(t.get()) - before)
+                .collect();
             measured.store(true, Ordering::SeqCst);
-            cpu
+            (cpu, switches)
         });
         println!(
             "{WAITERS} threads blocked on the meta-lock for {WINDOW:?}: \
-             process CPU time {cpu:?} (budget {CPU_BUDGET:?})"
+             process CPU time {cpu:?} (budget {CPU_BUDGET:?}), \
+             context switches per thread {switches:?}"
         );
         assert!(
             cpu < CPU_BUDGET,
             "{WAITERS} blocked threads burned {cpu:?} of CPU in {WINDOW:?}: busy-waiting?"
+        );
+        // A thread asleep in one blocking call all along adds none.
+        assert!(
+            switches.iter().all(|&n| n <= 1),
+            "blocked threads left the CPU {switches:?} times in {WINDOW:?}: polling?"
         );
     });
     assert_eq!(ran.load(Ordering::SeqCst), WAITERS);
