@@ -534,7 +534,20 @@ fn notified_waiter_returns_only_after_the_notifier_releases() {
 fn timed_out_waiter_reacquires_the_monitor_before_returning() {
     let _watchdog = Watchdog::arm(HANG);
     // The deadline passes while another thread holds the monitor: the wait
-    // reports the timeout only once it owns the monitor again.
+    // reports the timeout only once it owns the monitor again. A machine so
+    // slow that the holder gets in only after the wait ended proves nothing:
+    // the round is run again with a longer wait.
+    for wait_ms in [100, 400, 1_600] {
+        if holder_in_during_a_timed_out_wait(Duration::from_millis(wait_ms)) {
+            return;
+        }
+        println!("the holder did not get in during a wait of {wait_ms} ms: again");
+    }
+    panic!("the holder never got in during the wait");
+}
+
+/// One round of the test above: whether the holder got in during the wait.
+fn holder_in_during_a_timed_out_wait(wait: Duration) -> bool {
     const PAYLOAD: usize = 0x71;
     const NOT_YET: usize = 0;
     const WAITING: usize = 1;
@@ -544,12 +557,12 @@ fn timed_out_waiter_reacquires_the_monitor_before_returning() {
     // Both set in one critical section of the holder.
     let holder_in = AtomicBool::new(false);
     let holder_done = AtomicBool::new(false);
-    thread::scope(|s| {
+    let concluded = thread::scope(|s| {
         let waiter = s.spawn(|| {
             let _outer = word.lock();
             let mut g = word.lock();
             phase.store(WAITING, Relaxed);
-            let result = g.wait_for(Duration::from_millis(100));
+            let result = g.wait_for(wait);
             assert!(result.timed_out());
             assert_eq!(
                 holder_in.load(Relaxed),
@@ -568,21 +581,18 @@ fn timed_out_waiter_reacquires_the_monitor_before_returning() {
                 WAITING => {
                     holder_in.store(true, Relaxed);
                     // Hold the monitor well past the waiter's deadline.
-                    thread::sleep(Duration::from_millis(200));
+                    thread::sleep(wait * 2);
                     holder_done.store(true, Relaxed);
                     true
                 }
                 _ => true,
             }
         });
-        // Only a very slow machine lets the waiter time out before we get
-        // in; the test then proves nothing but does not fail.
-        if !waiter.join().unwrap() {
-            println!("the holder did not get in during the wait");
-        }
+        waiter.join().unwrap()
     });
     assert!(!word.is_locked());
     assert_eq!(word.payload(), PAYLOAD);
+    concluded
 }
 
 // ---------------------------------------------------------------------------
@@ -1249,31 +1259,48 @@ fn synchronized_wait_while_for_returns_when_the_condition_clears() {
 fn synchronized_wait_while_for_is_not_timed_out_if_the_condition_cleared_by_the_deadline() {
     let _watchdog = Watchdog::arm(HANG);
     // The condition clears without any notification: the wait ends by its
-    // deadline, but the result reports the condition, not the clock.
-    let mailbox = Synchronized::new(Mailbox::default());
-    thread::scope(|s| {
-        let consumer = s.spawn(|| {
-            let mut g = mailbox.lock();
-            let result = g.wait_while_for(
-                |m| {
-                    m.consumer_checked = true;
-                    m.items.is_empty()
-                },
-                Duration::from_millis(50),
+    // deadline, but the result reports the condition, not the clock. Should
+    // the producer get in only after the deadline (a slow machine), the
+    // round proves nothing and is run again with a longer wait.
+    for wait_ms in [50, 400, 3_200] {
+        let mailbox = Synchronized::new(Mailbox::default());
+        let (timed_out, items) = thread::scope(|s| {
+            let consumer = s.spawn(|| {
+                let mut g = mailbox.lock();
+                let result = g.wait_while_for(
+                    |m| {
+                        m.consumer_checked = true;
+                        m.items.is_empty()
+                    },
+                    Duration::from_millis(wait_ms),
+                );
+                (result.timed_out(), g.items.len())
+            });
+            eventually("consumer waiting", || {
+                let mut g = mailbox.lock();
+                if g.consumer_checked {
+                    g.items.push(1);
+                    true
+                } else {
+                    false
+                }
+            });
+            consumer.join().unwrap()
+        });
+        if items == 1 {
+            assert!(
+                !timed_out,
+                "reported a timeout though the condition had cleared"
             );
-            (result.timed_out(), g.items.len())
-        });
-        eventually("consumer waiting", || {
-            let mut g = mailbox.lock();
-            if g.consumer_checked {
-                g.items.push(1);
-                true
-            } else {
-                false
-            }
-        });
-        assert_eq!(consumer.join().unwrap(), (false, 1));
-    });
+            return;
+        }
+        assert!(
+            timed_out,
+            "returned before the deadline with the condition held"
+        );
+        println!("the producer got in after a wait of {wait_ms} ms: again");
+    }
+    panic!("the producer never got in before the deadline");
 }
 
 #[test]
