@@ -3,8 +3,9 @@
 //! keyed monitors and one through a wait (a notified waiter entering again
 //! a monitor its notifier keeps); a thread waiting for a notification, or entering with a
 //! deadline, is never part of a deadlock; the dump lists held monitors
-//! with their depths and who blocks on what; and taking a dump binds
-//! nothing to the thread that takes it.
+//! with their depths and who blocks on what, never crediting a thread with
+//! the holds of one whose execution environment it took over; and taking a
+//! dump binds nothing to the thread that takes it.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -296,4 +297,75 @@ fn a_dump_binds_nothing_to_its_thread() {
     })
     .join()
     .unwrap();
+}
+
+/// Threads come and go, each holding a word of its own for a moment, and
+/// each new thread takes over the execution environment of one that ended:
+/// a dump taken meanwhile never shows a thread holding another thread's
+/// word.
+#[test]
+fn a_dump_never_credits_one_thread_with_another_threads_holds() {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+    const THREADS: usize = 4_000;
+    // Many idle environments first, so that a dump takes long enough for
+    // threads to end and start while it runs.
+    const IDLE: usize = 3_000;
+    let idle = Barrier::new(IDLE);
+    thread::scope(|s| {
+        for _ in 0..IDLE {
+            s.spawn(|| {
+                let word = MultiUseWord::new();
+                let _guard = word.lock();
+                idle.wait();
+            });
+        }
+    });
+    let words: Vec<MultiUseWord> = (0..THREADS).map(|_| MultiUseWord::new()).collect();
+    let owner_of: Mutex<HashMap<usize, thread::ThreadId>> = Mutex::new(HashMap::new());
+    let done = AtomicBool::new(false);
+    let checked = thread::scope(|s| {
+        let dumper = s.spawn(|| {
+            let mut checked = 0;
+            while !done.load(Relaxed) {
+                let dump = diagnostics::snapshot();
+                let owner_of = owner_of.lock().unwrap();
+                for thread in dump.threads() {
+                    checked += thread.holds().len();
+                    for held in thread.holds() {
+                        if let Some(&owner) = owner_of.get(&held.monitor) {
+                            assert_eq!(owner, thread.id(), "{dump}");
+                        }
+                    }
+                }
+            }
+            checked
+        });
+        for pair in words.chunks(2) {
+            let started: Vec<_> = pair
+                .iter()
+                .map(|word| {
+                    let owner_of = &owner_of;
+                    s.spawn(move || {
+                        owner_of
+                            .lock()
+                            .unwrap()
+                            .insert(address(word), thread::current().id());
+                        let _guard = word.lock();
+                        for _ in 0..2_000 {
+                            std::hint::spin_loop();
+                        }
+                    })
+                })
+                .collect();
+            for thread in started {
+                thread.join().unwrap();
+            }
+        }
+        done.store(true, Relaxed);
+        dumper.join().unwrap()
+    });
+    assert!(checked > 0, "no dump saw a thread hold its word");
 }

@@ -473,9 +473,18 @@ impl Deadlock {
 /// ```
 pub fn snapshot() -> Snapshot {
     let keys = crate::keyed::keys_by_word();
+    // Lock records name their thread by EE, and an EE passes to another
+    // thread when its thread exits. Each EE's binding is read before the
+    // records and again at the end: an EE rebound in between may show one
+    // thread's holds under the other, so the dump leaves out its holds and
+    // the ownership read through it.
+    let bound_before: HashMap<usize, u64> = all_envs()
+        .map(|ee| (ee.as_owner(), ee.diag.binding()))
+        .collect();
     let held = held_by_thread();
     let now = Instant::now();
     let mut threads = Vec::new();
+    let mut bindings = Vec::new();
     for ee in all_envs() {
         let observed = ee.diag.observe(|word| {
             // SAFETY: `observe` calls this under the lock that keeps the
@@ -486,6 +495,7 @@ pub fn snapshot() -> Snapshot {
         let Some(mut observed) = observed else {
             continue;
         };
+        bindings.push((ee, observed.binding));
         // A keyed enter on a home that serves another value waits for
         // nobody there: it goes on to the overflow table.
         if let Some(blocked) = observed.blocked
@@ -532,7 +542,14 @@ pub fn snapshot() -> Snapshot {
             ee: ee.as_owner(),
         });
     }
-    let ids: Vec<(usize, ThreadId)> = threads.iter().map(|t| (t.ee, t.id)).collect();
+    let mut ids: Vec<(usize, ThreadId)> = Vec::new();
+    for (thread, (ee, binding)) in threads.iter_mut().zip(bindings) {
+        if bound_before.get(&thread.ee) == Some(&binding) && ee.diag.binding() == binding {
+            ids.push((thread.ee, thread.id));
+        } else {
+            thread.holds.clear();
+        }
+    }
     for thread in &mut threads {
         if let Some(blocked) = &mut thread.blocked {
             blocked.owner = blocked

@@ -56,6 +56,8 @@ struct State {
     thread: Option<ThreadInfo>,
     blocked: Option<Blocked>,
     episodes: u64,
+    /// Counts the threads the EE was bound to.
+    binds: u64,
 }
 
 /// One thread's diagnostic state: which thread it is, and what it blocks
@@ -72,6 +74,8 @@ pub(crate) struct Diag {
 #[derive(Clone, Debug)]
 pub(crate) struct Observed {
     pub(crate) thread: ThreadInfo,
+    /// Which binding of the EE this is ([`Diag::binding`]).
+    pub(crate) binding: u64,
     pub(crate) blocked: Option<Blocked>,
     /// The EE address (lock records' `owner`) of the owner of the blocked
     /// word, read while the word was blocked on.
@@ -94,7 +98,17 @@ impl Diag {
             exited: false,
         };
         // Whatever is replaced is dropped, and may be freed, after the lock.
-        drop(self.state.with(|state| state.thread.replace(info)));
+        drop(self.state.with(|state| {
+            state.binds += 1;
+            state.thread.replace(info)
+        }));
+    }
+
+    /// Which binding of the EE is current: a snapshot that reads the same
+    /// before and after reading the EE's lock records knows that they were
+    /// one thread's all along.
+    pub(crate) fn binding(&self) -> u64 {
+        self.state.with(|state| state.binds)
     }
 
     /// The EE's thread ran its exit cleanup.
@@ -106,14 +120,20 @@ impl Diag {
         });
     }
 
-    /// The EE belongs to no thread any more.
+    /// The EE belongs to no thread any more. The counts go on: an episode
+    /// or a binding is never seen twice.
     pub(crate) fn unbind(&self) {
         // Freed after the lock, as in `bind`.
-        drop(self.state.with(core::mem::take));
+        drop(self.state.with(|state| {
+            state.blocked = None;
+            state.thread.take()
+        }));
     }
 
     /// The thread blocks on `word` until the returned scope ends; `timed`
-    /// and `key` as in [`Blocked`].
+    /// and `key` as in [`Blocked`]. Should the thread block again within
+    /// the scope (code the crate runs there locks a monitor), the end of
+    /// the inner scope puts the outer episode back.
     pub(crate) fn block(
         &self,
         word: usize,
@@ -121,8 +141,8 @@ impl Diag {
         timed: bool,
         key: Option<usize>,
     ) -> BlockedScope<'_> {
-        self.start_episode(word, waiting, timed, key);
-        BlockedScope(self)
+        let outer = self.start_episode(word, waiting, timed, key);
+        BlockedScope { diag: self, outer }
     }
 
     /// A thread blocked waiting on `word` left its wait set (notified, or
@@ -132,18 +152,25 @@ impl Diag {
         self.start_episode(word, false, false, None);
     }
 
-    fn start_episode(&self, word: usize, waiting: bool, timed: bool, key: Option<usize>) {
+    /// Starts an episode; returns the one it replaces.
+    fn start_episode(
+        &self,
+        word: usize,
+        waiting: bool,
+        timed: bool,
+        key: Option<usize>,
+    ) -> Option<Blocked> {
         self.state.with(|state| {
             state.episodes += 1;
-            state.blocked = Some(Blocked {
+            state.blocked.replace(Blocked {
                 word,
                 waiting,
                 timed,
                 key,
                 since: Instant::now(),
                 episode: state.episodes,
-            });
-        });
+            })
+        })
     }
 
     /// What the thread is doing, if the EE belongs to a thread; `owner_of`
@@ -152,28 +179,80 @@ impl Diag {
         &self,
         owner_of: impl FnOnce(usize) -> Option<usize>,
     ) -> Option<Observed> {
-        let (thread, blocked, blocked_owner) = self.state.with(|state| {
+        let (thread, binding, blocked, blocked_owner) = self.state.with(|state| {
             let thread = state.thread.clone()?;
             let owner = state
                 .blocked
                 .filter(|blocked| !blocked.waiting)
                 .and_then(|blocked| owner_of(blocked.word));
-            Some((thread, state.blocked, owner))
+            Some((thread, state.binds, state.blocked, owner))
         })?;
         Some(Observed {
             thread,
+            binding,
             blocked,
             blocked_owner,
         })
     }
 }
 
-/// A blocking episode in progress; dropping it ends it.
+/// A blocking episode in progress; dropping it ends it, and puts back the
+/// episode it interrupted, if any.
 #[derive(Debug)]
-pub(crate) struct BlockedScope<'a>(&'a Diag);
+pub(crate) struct BlockedScope<'a> {
+    diag: &'a Diag,
+    outer: Option<Blocked>,
+}
 
 impl Drop for BlockedScope<'_> {
     fn drop(&mut self) {
-        self.0.state.with(|state| state.blocked = None);
+        let outer = self.outer.take();
+        self.diag.state.with(|state| state.blocked = outer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocked_word(diag: &Diag) -> Option<usize> {
+        diag.observe(|_| None)
+            .and_then(|observed| observed.blocked)
+            .map(|blocked| blocked.word)
+    }
+
+    #[test]
+    fn an_inner_blocking_episode_gives_the_outer_one_back() {
+        let diag = Diag::new();
+        diag.bind();
+        let outer = diag.block(0x100, true, false, None);
+        let episode = diag.observe(|_| None).unwrap().blocked.unwrap().episode;
+        {
+            let _inner = diag.block(0x200, false, false, None);
+            assert_eq!(blocked_word(&diag), Some(0x200));
+        }
+        let back = diag.observe(|_| None).unwrap().blocked.unwrap();
+        assert_eq!(
+            (back.word, back.waiting, back.episode),
+            (0x100, true, episode)
+        );
+        drop(outer);
+        assert_eq!(blocked_word(&diag), None);
+    }
+
+    #[test]
+    fn bindings_and_episodes_are_never_seen_twice() {
+        let diag = Diag::new();
+        let episode = |diag: &Diag| {
+            let _scope = diag.block(0x100, false, false, None);
+            diag.observe(|_| None).unwrap().blocked.unwrap().episode
+        };
+        diag.bind();
+        let (first_binding, first_episode) = (diag.binding(), episode(&diag));
+        diag.unbind();
+        assert!(diag.observe(|_| None).is_none());
+        diag.bind();
+        assert!(diag.binding() > first_binding);
+        assert!(episode(&diag) > first_episode);
     }
 }
