@@ -304,6 +304,20 @@ impl MultiUseWord {
     #[inline]
     pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
+        let word = self as *const MultiUseWord as usize;
+        // SAFETY: a thread-owned field of the calling thread's EE.
+        let first_held = ee.meta_lock_held.with(|held| unsafe { *held });
+        // As in the compare-and-swap backend's `get_meta_lock_slow`, but
+        // before the swap, and for the first meta-lock the thread holds
+        // (the crate holds at most two at once: a keyed home's, then an
+        // overflow entry's).
+        if first_held == word {
+            panic!(
+                "metalock: a thread asked for a meta-lock it already holds (code that the crate \
+                 runs under a meta-lock, a global allocator or a platform callback, locked a \
+                 monitor on the same word): it would wait for itself forever"
+            );
+        }
         count!(ee, get_meta_lock);
         // AcqRel: Acquire pairs with the Release store of the previous
         // holder; the swap publishes nothing, but AcqRel costs nothing more
@@ -317,6 +331,10 @@ impl MultiUseWord {
         if state(bits) == BUSY {
             count!(ee, get_meta_lock_slow);
             held.bits = self.get_meta_lock_contended();
+        }
+        if first_held == 0 {
+            // SAFETY: as above.
+            ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
         }
         held
     }
@@ -360,7 +378,14 @@ impl MetaLock<'_> {
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
-        let _ = self.ee;
+        let word = self.word as *const MultiUseWord as usize;
+        // SAFETY: a thread-owned field of the calling thread's EE (a
+        // meta-lock is released by the thread that took it).
+        self.ee.meta_lock_held.with_mut(|held| unsafe {
+            if *held == word {
+                *held = 0;
+            }
+        });
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
         #[cfg(metalock_model)]

@@ -161,11 +161,6 @@ fn panic_while_waking_an_heir() {
 /// message. (Before, only a debug build said so; a release build hung, or,
 /// with another thread queued behind, stopped on an unrelated message.)
 #[test]
-#[cfg_attr(
-    feature = "swap-only",
-    ignore = "the test-and-set meta-lock's BUSY word names no thread, so a thread cannot tell \
-              that it holds it already"
-)]
 fn a_monitor_locked_under_its_own_meta_lock() {
     if !is_child() {
         child_aborts_saying(
