@@ -544,7 +544,9 @@ pub fn snapshot() -> Snapshot {
     }
     let mut ids: Vec<(usize, ThreadId)> = Vec::new();
     for (thread, (ee, binding)) in threads.iter_mut().zip(bindings) {
-        if bound_before.get(&thread.ee) == Some(&binding) && ee.diag.binding() == binding {
+        // An EE made after the first read has been bound once since.
+        let before = bound_before.get(&thread.ee).copied().unwrap_or(1);
+        if before == binding && ee.diag.binding() == binding {
             ids.push((thread.ee, thread.id));
         } else {
             thread.holds.clear();
@@ -626,8 +628,8 @@ pub fn deadlocks() -> Vec<Deadlock> {
 fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
     let mut held: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     let mut note = |record: &LockRecord| {
-        // Relaxed: see `guard::note_held`.
-        let word = record.diag_word.load(Ordering::Relaxed);
+        // Acquire: see `guard::note_held`.
+        let word = record.diag_word.load(Ordering::Acquire);
         if word != 0 {
             let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
             held.entry(record.owner()).or_default().push((word, depth));

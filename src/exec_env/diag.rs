@@ -11,6 +11,7 @@
 //! it is kept in the lock records instead (`LockRecord::diag_word`), with
 //! plain stores.
 
+use core::marker::PhantomData;
 use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -47,7 +48,8 @@ pub(crate) struct Blocked {
     pub(crate) key: Option<usize>,
     pub(crate) since: Instant,
     /// Counts the thread's blocking episodes: the same episode seen twice
-    /// means the thread blocked all the time in between.
+    /// means the thread blocked all the time in between (an episode put
+    /// back after a nested one gets a new number).
     pub(crate) episode: u64,
 }
 
@@ -141,35 +143,43 @@ impl Diag {
         timed: bool,
         key: Option<usize>,
     ) -> BlockedScope<'_> {
-        let outer = self.start_episode(word, waiting, timed, key);
-        BlockedScope { diag: self, outer }
+        let (outer, binding, episode) = self.start_episode(word, waiting, timed, key);
+        BlockedScope {
+            diag: self,
+            outer,
+            binding,
+            episode,
+            _not_send: PhantomData,
+        }
     }
 
     /// A thread blocked waiting on `word` left its wait set (notified, or
     /// out of time) and now enters `word` again, as long as its owner
-    /// keeps it: a new episode, within the wait's scope.
+    /// keeps it: a new episode, within the wait's scope (which ends it).
     pub(crate) fn enter_again(&self, word: usize) {
         self.start_episode(word, false, false, None);
     }
 
-    /// Starts an episode; returns the one it replaces.
+    /// Starts an episode; returns the one it replaces, the binding, and the
+    /// new episode's number.
     fn start_episode(
         &self,
         word: usize,
         waiting: bool,
         timed: bool,
         key: Option<usize>,
-    ) -> Option<Blocked> {
+    ) -> (Option<Blocked>, u64, u64) {
         self.state.with(|state| {
             state.episodes += 1;
-            state.blocked.replace(Blocked {
+            let outer = state.blocked.replace(Blocked {
                 word,
                 waiting,
                 timed,
                 key,
                 since: Instant::now(),
                 episode: state.episodes,
-            })
+            });
+            (outer, state.binds, state.episodes)
         })
     }
 
@@ -196,18 +206,44 @@ impl Diag {
     }
 }
 
-/// A blocking episode in progress; dropping it ends it, and puts back the
-/// episode it interrupted, if any.
+/// A blocking episode in progress, on the thread that blocks; dropping it
+/// ends it, and puts back the episode it interrupted, if any, under a new
+/// number (the thread did not block all the time in between).
+///
+/// Invariant: `outer` names a word that the thread borrows until this
+/// scope's own drop, if the EE is still at `binding`.
 #[derive(Debug)]
 pub(crate) struct BlockedScope<'a> {
     diag: &'a Diag,
     outer: Option<Blocked>,
+    binding: u64,
+    /// This scope's episode, or the last that `enter_again` started in it.
+    episode: u64,
+    _not_send: PhantomData<*const ()>,
 }
 
 impl Drop for BlockedScope<'_> {
     fn drop(&mut self) {
         let outer = self.outer.take();
-        self.diag.state.with(|state| state.blocked = outer);
+        self.diag.state.with(|state| {
+            // Another thread's EE now, or an episode this scope did not
+            // start (nor `enter_again` within it): nothing here is ours to
+            // end or put back.
+            let ours = state.binds == self.binding
+                && state
+                    .blocked
+                    .is_some_and(|blocked| blocked.episode >= self.episode);
+            if !ours {
+                return;
+            }
+            state.blocked = outer.map(|outer| {
+                state.episodes += 1;
+                Blocked {
+                    episode: state.episodes,
+                    ..outer
+                }
+            });
+        });
     }
 }
 
@@ -232,11 +268,23 @@ mod tests {
             assert_eq!(blocked_word(&diag), Some(0x200));
         }
         let back = diag.observe(|_| None).unwrap().blocked.unwrap();
-        assert_eq!(
-            (back.word, back.waiting, back.episode),
-            (0x100, true, episode)
-        );
+        assert_eq!((back.word, back.waiting), (0x100, true));
+        assert!(back.episode > episode, "a restored episode kept its number");
         drop(outer);
+        assert_eq!(blocked_word(&diag), None);
+    }
+
+    #[test]
+    fn a_scope_ends_nothing_after_its_environment_was_rebound() {
+        let diag = Diag::new();
+        diag.bind();
+        let scope = diag.block(0x100, false, false, None);
+        diag.unbind();
+        diag.bind();
+        let other = diag.block(0x300, false, false, None);
+        drop(scope);
+        assert_eq!(blocked_word(&diag), Some(0x300));
+        drop(other);
         assert_eq!(blocked_word(&diag), None);
     }
 

@@ -575,15 +575,18 @@ impl Drop for MonitorGuard<'_> {
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 #[inline(always)]
 pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
-    use core::sync::atomic::Ordering::Relaxed;
+    use core::sync::atomic::Ordering::{Relaxed, Release};
     // SAFETY: guards live on their owner's thread, whose field the count is.
     let count = unsafe { record.count() };
     // Relaxed: thread dumps read these as a snapshot of what the thread
-    // holds; nothing is ordered by them.
+    // holds. Except the word noted: its Release pairs with the dump's
+    // Acquire load, so that a dump that sees it sees the record's owner as
+    // of the note (a record donated by an exited thread names its new
+    // owner before that owner notes a word in it).
     if held {
         record
             .diag_word
-            .store(word as *const MultiUseWord as usize, Relaxed);
+            .store(word as *const MultiUseWord as usize, Release);
         if count != 1 {
             record.diag_depth.store(count, Relaxed);
         }
