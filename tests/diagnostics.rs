@@ -17,6 +17,9 @@ use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::Watchdog;
 use metalock::diagnostics::{self, BlockKind};
 use metalock::{MultiUseWord, Synchronized};
 
@@ -299,73 +302,107 @@ fn a_dump_binds_nothing_to_its_thread() {
     .unwrap();
 }
 
-/// Threads come and go, each holding a word of its own for a moment, and
-/// each new thread takes over the execution environment of one that ended:
-/// a dump taken meanwhile never shows a thread holding another thread's
-/// word.
+/// Threads come and go, each holding a word of its own until a dump has
+/// run, and each new thread takes over the execution environment of one
+/// that ended: a dump taken meanwhile never shows a thread holding another
+/// thread's word.
 #[test]
 fn a_dump_never_credits_one_thread_with_another_threads_holds() {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
-    const THREADS: usize = 4_000;
+    let _watchdog = Watchdog::arm(Duration::from_secs(300));
     // Many idle environments first, so that a dump takes long enough for
     // threads to end and start while it runs.
     const IDLE: usize = 3_000;
-    let idle = Barrier::new(IDLE);
+    // The idle threads wait for the gate, which opens once all have locked
+    // (or no more could start).
+    let gate = std::sync::RwLock::new(());
+    let closed = gate.write().unwrap();
+    let locked = AtomicUsize::new(0);
     thread::scope(|s| {
+        let mut spawned = 0;
         for _ in 0..IDLE {
-            s.spawn(|| {
+            let (gate, locked) = (&gate, &locked);
+            let thread = thread::Builder::new().spawn_scoped(s, move || {
                 let word = MultiUseWord::new();
                 let _guard = word.lock();
-                idle.wait();
+                locked.fetch_add(1, SeqCst);
+                drop(gate.read());
             });
+            if thread.is_err() {
+                // Fewer idle environments: a weaker test, not a failure.
+                break;
+            }
+            spawned += 1;
         }
+        while locked.load(SeqCst) < spawned {
+            thread::sleep(Duration::from_millis(1));
+        }
+        drop(closed);
     });
+
+    const THREADS: usize = 4_000;
+    // One thread in `CHECKED` holds its word until a dump has seen it.
+    const CHECKED: usize = 100;
     let words: Vec<MultiUseWord> = (0..THREADS).map(|_| MultiUseWord::new()).collect();
     let owner_of: Mutex<HashMap<usize, thread::ThreadId>> = Mutex::new(HashMap::new());
     let done = AtomicBool::new(false);
-    let checked = thread::scope(|s| {
-        let dumper = s.spawn(|| {
-            let mut checked = 0;
-            while !done.load(Relaxed) {
+    let (started, finished) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let seen_holding = AtomicUsize::new(0);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(SeqCst) {
+                started.fetch_add(1, SeqCst);
                 let dump = diagnostics::snapshot();
                 let owner_of = owner_of.lock().unwrap();
                 for thread in dump.threads() {
-                    checked += thread.holds().len();
                     for held in thread.holds() {
                         if let Some(&owner) = owner_of.get(&held.monitor) {
                             assert_eq!(owner, thread.id(), "{dump}");
+                            seen_holding.fetch_add(1, SeqCst);
                         }
                     }
                 }
+                drop(owner_of);
+                finished.fetch_add(1, SeqCst);
             }
-            checked
         });
-        for pair in words.chunks(2) {
-            let started: Vec<_> = pair
+        for (pair, words) in words.chunks(2).enumerate() {
+            let workers: Vec<_> = words
                 .iter()
                 .map(|word| {
-                    let owner_of = &owner_of;
+                    let (owner_of, started, finished) = (&owner_of, &started, &finished);
                     s.spawn(move || {
                         owner_of
                             .lock()
                             .unwrap()
                             .insert(address(word), thread::current().id());
                         let _guard = word.lock();
-                        for _ in 0..2_000 {
-                            std::hint::spin_loop();
+                        if pair * 2 % CHECKED == 0 {
+                            // Hold until a dump that started after the lock
+                            // has finished: it must have seen this hold.
+                            let after = started.load(SeqCst) + 1;
+                            while finished.load(SeqCst) < after {
+                                thread::sleep(Duration::from_micros(100));
+                            }
+                        } else {
+                            for _ in 0..2_000 {
+                                std::hint::spin_loop();
+                            }
                         }
                     })
                 })
                 .collect();
-            for thread in started {
-                thread.join().unwrap();
+            for worker in workers {
+                worker.join().unwrap();
             }
         }
-        done.store(true, Relaxed);
-        dumper.join().unwrap()
+        done.store(true, SeqCst);
     });
-    assert!(checked > 0, "no dump saw a thread hold its word");
+    assert!(
+        seen_holding.load(SeqCst) >= THREADS / CHECKED,
+        "a dump missed a thread holding its word"
+    );
 }

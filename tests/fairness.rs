@@ -150,7 +150,10 @@ fn assert_release_hands_over(word: MultiUseWord, release: impl FnOnce(MonitorGua
             }
         })
     };
-    tid.wait_until_blocked();
+    assert!(
+        tid.wait_until_blocked(),
+        "the contender ended before it queued"
+    );
     release(guard);
     let taken_back = word.try_lock().is_some();
     let locked = word.is_locked();

@@ -134,7 +134,10 @@ fn unlock_fair_and_try_lock_for() {
                 }
                 guard.depth()
             });
-            tid.wait_until_blocked();
+            assert!(
+                tid.wait_until_blocked(),
+                "the thread ended before it queued"
+            );
             guard.unlock_fair();
             let taken_back = metalock::try_lock(&value).is_some();
             done.store(true, Relaxed);

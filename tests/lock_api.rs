@@ -105,7 +105,10 @@ fn mapped_arc_fair_and_bump() {
                 m.lock().1 += 10;
             })
         };
-        tid.wait_until_blocked();
+        assert!(
+            tid.wait_until_blocked(),
+            "the thread ended before it queued"
+        );
         ArcMutexGuard::bump(&mut owned);
         assert_eq!(owned.1, 11, "bump did not let the queued thread in");
         bumped.join().unwrap();
@@ -125,7 +128,10 @@ fn mapped_arc_fair_and_bump() {
                 }
             })
         };
-        tid.wait_until_blocked();
+        assert!(
+            tid.wait_until_blocked(),
+            "the thread ended before it queued"
+        );
         ArcMutexGuard::unlock_fair(owned);
         let taken_back = m.try_lock().is_some();
         done.store(true, SeqCst);

@@ -92,7 +92,9 @@ fn blocked_waiters_burn_no_cpu() {
                 thread::sleep(Duration::from_millis(1));
             }
             // Let the last of them get from the hook into the kernel.
-            tids.iter().for_each(Tid::wait_until_blocked);
+            for tid in &tids {
+                assert!(tid.wait_until_blocked(), "a waiter ended before it queued");
+            }
 
             let switches_before: Vec<u64> =
                 tids.iter().map(|t| context_switches(t.get())).collect();

@@ -2,8 +2,6 @@
 //! about to queue: a test that checks what a release does to a queued thread
 //! (a fair hand-over, a bump, a timed enter giving up from the queue) waits
 //! for this first. Linux only: the kernel's view of the thread, in `/proc`.
-//! No verdict depends on how long anything takes; the polling only decides
-//! when to look.
 
 // Each test file that includes this module uses part of it.
 #![allow(dead_code)]
@@ -17,22 +15,31 @@ use std::time::Duration;
 pub struct Tid(AtomicI32);
 
 impl Tid {
-    /// Publishes the calling thread's id.
+    /// Publishes the calling thread's id, once its execution environment is
+    /// bound (by a lock of a word of its own), so that binding one, which
+    /// may wait for a lock of the crate's, is not taken for queueing.
     pub fn publish(&self) {
+        drop(metalock::MultiUseWord::new().lock());
         // SAFETY: `gettid` has no preconditions and cannot fail.
         self.0.store(unsafe { libc::gettid() }, SeqCst);
     }
 
     /// Waits until the thread has published its id, then until it has slept
     /// (state `S`) at 20 checks in a row, 1 ms apart: parked, not yielding
-    /// between spins.
-    pub fn wait_until_blocked(&self) {
+    /// between spins. False if the thread ended first.
+    #[must_use]
+    pub fn wait_until_blocked(&self) -> bool {
         let tid = self.get();
         let mut asleep = 0;
         while asleep < 20 {
             thread::sleep(Duration::from_millis(1));
-            asleep = if is_blocked(tid) { asleep + 1 } else { 0 };
+            asleep = match state(tid) {
+                Some('S') => asleep + 1,
+                Some('R' | 'D') => 0,
+                _ => return false,
+            };
         }
+        true
     }
 
     /// The id, once published.
@@ -46,18 +53,19 @@ impl Tid {
     }
 }
 
-/// Whether the thread `tid` of this process sleeps (state `S`).
-pub fn is_blocked(tid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
-        .expect("cannot read /proc/self/task/<tid>/stat");
+/// The state letter of the thread `tid` of this process (`S` asleep, `R`
+/// running, ...), `None` once it is gone.
+pub fn state(tid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
     // The state follows the `)` that closes the command name.
-    let rest = &stat[stat.rfind(')').expect("malformed stat") + 1..];
-    rest.trim_start().starts_with('S')
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.trim_start().chars().next()
 }
 
 /// How many times the thread `tid` of this process has left the CPU, of
 /// its own accord or not: a thread that sleeps in one blocking call adds
-/// none, one that polls with sleeps or yields adds one per poll.
+/// none, one that polls with sleeps adds one per poll (a yield counts only
+/// when another thread takes the CPU).
 pub fn context_switches(tid: i32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
         .expect("cannot read /proc/self/task/<tid>/status");
