@@ -221,15 +221,30 @@ impl ExecEnv {
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+        // A global allocator may lock and unlock monitors, on this EE. While
+        // it runs, the allocation counts as a record out: a detached EE
+        // that holds none would otherwise look idle to that unlock, and go
+        // back to the pool under the lock that allocates.
+        // SAFETY: thread-owned field.
+        self.records_out.with_mut(|out| unsafe { *out += 1 });
         let first = global::allocate_records(self.as_owner(), n);
+        // SAFETY: as above.
+        self.records_out.with_mut(|out| unsafe { *out -= 1 });
         count!(self, lock_records_allocated, n);
         // Links through pointers derived from `first` alone, so that no
         // later reference to an element invalidates the pointer the free
-        // list keeps (Stacked/Tree Borrows).
-        for i in 1..n {
+        // list keeps (Stacked/Tree Borrows). A lock in the allocator may
+        // have refilled the list meanwhile: the new batch goes in front.
+        // SAFETY: thread-owned field.
+        let refilled_meanwhile = self.free_records.with(|h| unsafe { *h });
+        for i in 1..=n {
             // SAFETY: `first` points at `n` fresh records, not shared yet.
             unsafe {
-                let next = first.add(i);
+                let next = if i < n {
+                    first.add(i)
+                } else {
+                    refilled_meanwhile
+                };
                 (*first.add(i - 1)).set_free_next(next);
             }
         }
