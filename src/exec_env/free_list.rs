@@ -183,6 +183,24 @@ impl ExecEnv {
         }
     }
 
+    /// Runs `f`, which may run code that locks and unlocks monitors on this
+    /// EE (a global allocator that does), with the EE counted as holding a
+    /// record: a detached EE that holds none would otherwise look idle to
+    /// that unlock, and go back to the pool under the operation that runs
+    /// `f`, for another thread to bind.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline]
+    pub(crate) unsafe fn pinned<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: thread-owned field (caller's contract).
+        self.records_out.with_mut(|out| unsafe { *out += 1 });
+        let result = f();
+        // SAFETY: as above.
+        self.records_out.with_mut(|out| unsafe { *out -= 1 });
+        result
+    }
+
     /// Gives every record on the free list to the pool of donated records.
     ///
     /// # Safety
@@ -221,15 +239,8 @@ impl ExecEnv {
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
-        // A global allocator may lock and unlock monitors, on this EE. While
-        // it runs, the allocation counts as a record out: a detached EE
-        // that holds none would otherwise look idle to that unlock, and go
-        // back to the pool under the lock that allocates.
-        // SAFETY: thread-owned field.
-        self.records_out.with_mut(|out| unsafe { *out += 1 });
-        let first = global::allocate_records(self.as_owner(), n);
-        // SAFETY: as above.
-        self.records_out.with_mut(|out| unsafe { *out -= 1 });
+        // SAFETY: `self` is the calling thread's EE (caller's contract).
+        let first = unsafe { self.pinned(|| global::allocate_records(self.as_owner(), n)) };
         count!(self, lock_records_allocated, n);
         // Links through pointers derived from `first` alone, so that no
         // later reference to an element invalidates the pointer the free

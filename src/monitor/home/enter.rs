@@ -220,7 +220,9 @@ impl Home {
                 // Idle: rekey it and take it.
                 held.bits = key;
             } else {
-                let found = elsewhere();
+                // A new overflow entry is allocated here.
+                // SAFETY: `ee` is the calling thread's EE.
+                let found = unsafe { ee.pinned(elsewhere) };
                 set_neutral_form(&mut held, neutral | OVERFLOW);
                 let bits = held.bits;
                 held.release(bits);
