@@ -308,10 +308,12 @@ impl MultiUseWord {
         // SAFETY: a thread-owned field of the calling thread's EE.
         let first_held = ee.meta_lock_held.with(|held| unsafe { *held });
         // As in the compare-and-swap backend's `get_meta_lock_slow`, but
-        // before the swap, and for the first meta-lock the thread holds
-        // (the crate holds at most two at once: a keyed home's, then an
-        // overflow entry's).
+        // before the swap, and for the first meta-lock the thread holds (the
+        // crate holds one at a time; code it runs under one, such as a
+        // global allocator, may take others). The panic aborts, as there:
+        // it must not unwind into that code.
         if first_held == word {
+            let _fence = AbortOnDrop;
             panic!(
                 "metalock: a thread asked for a meta-lock it already holds (code that the crate \
                  runs under a meta-lock, a global allocator or a platform callback, locked a \

@@ -193,12 +193,34 @@ impl ExecEnv {
     /// `self` is the calling thread's EE.
     #[inline]
     pub(crate) unsafe fn pinned<R>(&self, f: impl FnOnce() -> R) -> R {
+        /// Takes the pin off however `f` ends.
+        struct Unpin<'a>(&'a ExecEnv);
+        impl Drop for Unpin<'_> {
+            fn drop(&mut self) {
+                // SAFETY: as in `pinned`, whose frame this lives in.
+                self.0.records_out.with_mut(|out| unsafe { *out -= 1 });
+            }
+        }
         // SAFETY: thread-owned field (caller's contract).
         self.records_out.with_mut(|out| unsafe { *out += 1 });
-        let result = f();
-        // SAFETY: as above.
-        self.records_out.with_mut(|out| unsafe { *out -= 1 });
-        result
+        let _unpin = Unpin(self);
+        f()
+    }
+
+    /// [`pinned`](Self::pinned) if the EE is detached, else just `f`: an
+    /// attached EE never goes back to the pool from an unlock.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE.
+    #[inline(always)]
+    pub(crate) unsafe fn pinned_if_detached<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: thread-owned field (caller's contract).
+        if self.records_out.with(|out| unsafe { *out }) >= DETACHED {
+            // SAFETY: caller's contract.
+            unsafe { self.pinned(f) }
+        } else {
+            f()
+        }
     }
 
     /// Gives every record on the free list to the pool of donated records.

@@ -257,11 +257,13 @@ impl ExecEnv {
 
     /// Runs `f` with the calling thread's EE, for an operation that hands no
     /// lock record out: if the EE is detached and holds no record afterwards,
-    /// it goes back to the pool.
+    /// it goes back to the pool, and not before (code `f` runs, a global
+    /// allocator or a platform callback, may lock and unlock monitors).
     #[inline]
     pub(crate) fn with_current<R>(f: impl FnOnce(&'static ExecEnv) -> R) -> R {
         let ee = Self::current();
-        let result = f(ee);
+        // SAFETY: `ee` is the calling thread's EE.
+        let result = unsafe { ee.pinned_if_detached(|| f(ee)) };
         // SAFETY: `ee` is the calling thread's EE.
         unsafe { ee.release_if_idle_and_detached() };
         result
