@@ -183,43 +183,36 @@ impl ExecEnv {
         }
     }
 
-    /// Runs `f`, which may run code that locks and unlocks monitors on this
-    /// EE (a global allocator that does), with the EE counted as holding a
-    /// record: a detached EE that holds none would otherwise look idle to
-    /// that unlock, and go back to the pool under the operation that runs
-    /// `f`, for another thread to bind.
+    /// Keeps the EE counted as holding a record until the returned value
+    /// is dropped, while code runs that may lock and unlock monitors on it
+    /// (a global allocator, a platform callback): a detached EE that holds
+    /// none would otherwise look idle to that unlock, and go back to the
+    /// pool under the operation that runs the code, for another thread to
+    /// bind.
     ///
     /// # Safety
-    /// `self` is the calling thread's EE.
+    /// `self` is the calling thread's EE, and the value is dropped on this
+    /// thread.
     #[inline]
-    pub(crate) unsafe fn pinned<R>(&self, f: impl FnOnce() -> R) -> R {
-        /// Takes the pin off however `f` ends.
-        struct Unpin<'a>(&'a ExecEnv);
-        impl Drop for Unpin<'_> {
-            fn drop(&mut self) {
-                // SAFETY: as in `pinned`, whose frame this lives in.
-                self.0.records_out.with_mut(|out| unsafe { *out -= 1 });
-            }
-        }
+    pub(crate) unsafe fn keep_bound(&self) -> KeepBound<'_> {
         // SAFETY: thread-owned field (caller's contract).
         self.records_out.with_mut(|out| unsafe { *out += 1 });
-        let _unpin = Unpin(self);
-        f()
+        KeepBound(self)
     }
 
-    /// [`pinned`](Self::pinned) if the EE is detached, else just `f`: an
-    /// attached EE never goes back to the pool from an unlock.
+    /// [`keep_bound`](Self::keep_bound) if the EE is detached: an attached
+    /// EE never goes back to the pool from an unlock.
     ///
     /// # Safety
-    /// `self` is the calling thread's EE.
+    /// As for `keep_bound`.
     #[inline(always)]
-    pub(crate) unsafe fn pinned_if_detached<R>(&self, f: impl FnOnce() -> R) -> R {
+    pub(crate) unsafe fn keep_bound_if_detached(&self) -> Option<KeepBound<'_>> {
         // SAFETY: thread-owned field (caller's contract).
         if self.records_out.with(|out| unsafe { *out }) >= DETACHED {
             // SAFETY: caller's contract.
-            unsafe { self.pinned(f) }
+            Some(unsafe { self.keep_bound() })
         } else {
-            f()
+            None
         }
     }
 
@@ -261,8 +254,11 @@ impl ExecEnv {
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
-        // SAFETY: `self` is the calling thread's EE (caller's contract).
-        let first = unsafe { self.pinned(|| global::allocate_records(self.as_owner(), n)) };
+        let first = {
+            // SAFETY: `self` is the calling thread's EE (caller's contract).
+            let _kept = unsafe { self.keep_bound() };
+            global::allocate_records(self.as_owner(), n)
+        };
         count!(self, lock_records_allocated, n);
         // Links through pointers derived from `first` alone, so that no
         // later reference to an element invalidates the pointer the free
@@ -282,5 +278,18 @@ impl ExecEnv {
             }
         }
         first
+    }
+}
+
+/// An EE kept bound (see [`ExecEnv::keep_bound`]); dropping it, on the
+/// EE's thread, ends that, however the code in between ends.
+#[must_use]
+pub(crate) struct KeepBound<'a>(&'a ExecEnv);
+
+impl Drop for KeepBound<'_> {
+    fn drop(&mut self) {
+        // SAFETY: thread-owned field; made by `keep_bound` on this thread
+        // (its contract).
+        self.0.records_out.with_mut(|out| unsafe { *out -= 1 });
     }
 }

@@ -262,8 +262,11 @@ impl ExecEnv {
     #[inline]
     pub(crate) fn with_current<R>(f: impl FnOnce(&'static ExecEnv) -> R) -> R {
         let ee = Self::current();
-        // SAFETY: `ee` is the calling thread's EE.
-        let result = unsafe { ee.pinned_if_detached(|| f(ee)) };
+        let result = {
+            // SAFETY: `ee` is the calling thread's EE.
+            let _kept = unsafe { ee.keep_bound_if_detached() };
+            f(ee)
+        };
         // SAFETY: `ee` is the calling thread's EE.
         unsafe { ee.release_if_idle_and_detached() };
         result

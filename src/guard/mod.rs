@@ -517,15 +517,15 @@ impl<'a> MonitorGuard<'a> {
 }
 
 /// Runs a try-enter `attempt` with the calling thread's EE; when it fails,
-/// gives back an EE the thread bound only for it, and not before (as in
-/// `ExecEnv::with_current`).
+/// gives back an EE the thread bound only for it. (What the attempt runs
+/// that may lock monitors, a refill or a slow path, keeps the EE bound
+/// itself, so that the extra-fast try pays nothing for it.)
 #[inline]
 pub(crate) fn try_entered(
     attempt: impl FnOnce(&'static ExecEnv) -> Option<&'static LockRecord>,
 ) -> Option<&'static LockRecord> {
     let ee = ExecEnv::current();
-    // SAFETY: `ee` is the calling thread's EE.
-    let entered = unsafe { ee.pinned_if_detached(|| attempt(ee)) };
+    let entered = attempt(ee);
     if entered.is_none() {
         // SAFETY: `ee` is the calling thread's EE.
         unsafe { ee.release_if_idle_and_detached() };

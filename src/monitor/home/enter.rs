@@ -193,6 +193,10 @@ impl Home {
         patience: Patience,
         elsewhere: impl FnOnce() -> R,
     ) -> Keyed<R> {
+        // `elsewhere` allocates an overflow entry, and waiting runs the
+        // platform.
+        // SAFETY: `ee` is the calling thread's EE.
+        let _kept = unsafe { ee.keep_bound_if_detached() };
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         let _blocked = ee.diag.block(
             core::ptr::from_ref(&self.word) as usize,
@@ -220,9 +224,7 @@ impl Home {
                 // Idle: rekey it and take it.
                 held.bits = key;
             } else {
-                // A new overflow entry is allocated here.
-                // SAFETY: `ee` is the calling thread's EE.
-                let found = unsafe { ee.pinned(elsewhere) };
+                let found = elsewhere();
                 set_neutral_form(&mut held, neutral | OVERFLOW);
                 let bits = held.bits;
                 held.release(bits);
