@@ -1180,6 +1180,14 @@ struct Mailbox {
     consumer_checked: bool,
 }
 
+impl Mailbox {
+    /// The consumer's condition: waits while empty, and says it checked.
+    fn checked_empty(&mut self) -> bool {
+        self.consumer_checked = true;
+        self.items.is_empty()
+    }
+}
+
 #[test]
 fn synchronized_wait_while() {
     let _watchdog = Watchdog::arm(HANG);
@@ -1187,10 +1195,7 @@ fn synchronized_wait_while() {
     thread::scope(|s| {
         let consumer = s.spawn(|| {
             let mut g = mailbox.lock();
-            g.wait_while(|m| {
-                m.consumer_checked = true;
-                m.items.is_empty()
-            });
+            g.wait_while(Mailbox::checked_empty);
             g.items.pop().unwrap()
         });
         eventually("consumer waiting", || {
@@ -1231,13 +1236,7 @@ fn synchronized_wait_while_for_returns_when_the_condition_clears() {
     thread::scope(|s| {
         let consumer = s.spawn(|| {
             let mut g = mailbox.lock();
-            let result = g.wait_while_for(
-                |m| {
-                    m.consumer_checked = true;
-                    m.items.is_empty()
-                },
-                PATIENCE,
-            );
+            let result = g.wait_while_for(Mailbox::checked_empty, PATIENCE);
             assert!(!result.timed_out());
             g.items.pop().unwrap()
         });
@@ -1267,13 +1266,8 @@ fn synchronized_wait_while_for_is_not_timed_out_if_the_condition_cleared_by_the_
         let (timed_out, items) = thread::scope(|s| {
             let consumer = s.spawn(|| {
                 let mut g = mailbox.lock();
-                let result = g.wait_while_for(
-                    |m| {
-                        m.consumer_checked = true;
-                        m.items.is_empty()
-                    },
-                    Duration::from_millis(wait_ms),
-                );
+                let result =
+                    g.wait_while_for(Mailbox::checked_empty, Duration::from_millis(wait_ms));
                 (result.timed_out(), g.items.len())
             });
             eventually("consumer waiting", || {
