@@ -16,6 +16,10 @@ pub(super) use platform_threads::{current, current_if_bound, unbind};
 /// for the hot path (no destructor, so it can be read at any point of the
 /// thread's life, including other thread-locals' destructors) and a guard
 /// whose destructor is the thread's exit cleanup.
+///
+/// Taking an EE may allocate, and a global allocator that locks monitors
+/// then binds one for the thread first: `bind` keeps that one and returns
+/// the other to the pool, instead of leaking it.
 #[cfg(all(feature = "std", not(metalock_model)))]
 mod std_threads {
     use super::super::{ExecEnv, global};
@@ -69,6 +73,12 @@ mod std_threads {
     #[cold]
     fn bind() -> &'static ExecEnv {
         let ee = global::acquire_env();
+        if let Some(bound) = current_if_bound() {
+            // SAFETY: `ee` came from `acquire_env` just now: bound to no
+            // thread, no record out.
+            unsafe { global::push_env(ee) };
+            return bound;
+        }
         CURRENT.with(|c| c.set(ee));
         #[cfg(feature = "diagnostics")]
         ee.diag.bind();
@@ -155,6 +165,11 @@ mod platform_threads {
         // Relaxed: the slot belongs to this thread alone.
         let released = slot.load(Ordering::Relaxed) == RELEASED;
         let ee = global::acquire_env();
+        if let Some(bound) = current_if_bound() {
+            // SAFETY: as in the `std` binding.
+            unsafe { global::push_env(ee) };
+            return bound;
+        }
         slot.store(ee as *const ExecEnv as usize, Ordering::Relaxed);
         if released {
             // SAFETY: `ee` is this thread's EE, just bound.
