@@ -203,11 +203,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
     // ourselves would hang silently, so stop with a message instead (the
     // panic aborts: `held` in `get_meta_lock` fences this).
     if core::ptr::eq(pred, ee) {
-        panic!(
-            "metalock: a thread asked for a meta-lock it already holds (code that the crate \
-             runs under a meta-lock, a global allocator or a platform callback, locked a \
-             monitor on the same word): it would wait for itself forever"
-        );
+        panic!("{SELF_NESTED}");
     }
     count!(ee, get_meta_lock_slow);
     hooks::fire(hooks::HandoffEvent::SuccessorQueued);
@@ -314,11 +310,7 @@ impl MultiUseWord {
         // it must not unwind into that code.
         if first_held == word {
             let _fence = AbortOnDrop;
-            panic!(
-                "metalock: a thread asked for a meta-lock it already holds (code that the crate \
-                 runs under a meta-lock, a global allocator or a platform callback, locked a \
-                 monitor on the same word): it would wait for itself forever"
-            );
+            panic!("{SELF_NESTED}");
         }
         count!(ee, get_meta_lock);
         // AcqRel: Acquire pairs with the Release store of the previous
@@ -411,6 +403,12 @@ fn sleep(platform: crate::sys::Fenced, step: u32) {
         platform.wait(&never_woken, 0, Some(deadline));
     }
 }
+
+/// What a thread that asks for a meta-lock it already holds stops with
+/// (both backends).
+const SELF_NESTED: &str = "metalock: a thread asked for a meta-lock it already holds (code that \
+    the crate runs under a meta-lock, a global allocator or a platform callback, locked a monitor \
+    on the same word): it would wait for itself forever";
 
 /// Refuses a second meta-lock to a thread that runs test code under one
 /// (the `__with_meta_lock` seam). Checked before the swap, so the refusal
