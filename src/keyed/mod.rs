@@ -29,7 +29,7 @@ use core::num::NonZeroUsize;
 use core::ptr::NonNull;
 use core::time::Duration;
 
-use self::table::table;
+use self::table::{NoRoom, table};
 use crate::exec_env::ExecEnv;
 use crate::guard::{
     AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, sealed, wait_while_until,
@@ -73,24 +73,37 @@ fn enter_slow(
     bits: usize,
     patience: Patience,
 ) -> Option<KeyedGuard<'static>> {
-    let found = home.enter_slow(ee, bits, patience, || {
-        let (word, made) = table().acquire(key.get());
-        if made {
-            home.count_overflow(true);
-        }
-        word
-    });
-    match found {
-        Keyed::Entered(record) => Some(KeyedGuard::new(
-            MonitorGuard::new(home.word(), record),
-            None,
-        )),
-        Keyed::GaveUp => {
-            // SAFETY: `ee` is the calling thread's EE.
-            unsafe { ee.release_if_idle_and_detached() };
-            None
-        }
-        Keyed::Elsewhere(word) => enter_overflow(key, word, patience),
+    // Making room in the table allocates, and an allocator that locks
+    // monitors could otherwise release a detached EE between two tries.
+    // SAFETY: `ee` is the calling thread's EE.
+    let kept = unsafe { ee.keep_bound_if_detached() };
+    loop {
+        let found = home.enter_slow(ee, bits, patience, || {
+            let acquired = table().acquire(key.get());
+            if let Ok((_, true)) = acquired {
+                home.count_overflow(true);
+            }
+            acquired.map(|(word, _)| word)
+        });
+        return match found {
+            Keyed::Entered(record) => Some(KeyedGuard::new(
+                MonitorGuard::new(home.word(), record),
+                None,
+            )),
+            Keyed::GaveUp => {
+                drop(kept);
+                // SAFETY: `ee` is the calling thread's EE.
+                unsafe { ee.release_if_idle_and_detached() };
+                None
+            }
+            Keyed::Elsewhere(Ok(word)) => enter_overflow(key, word, patience),
+            // Allocated with no lock held, then tried again: the home may
+            // even be free for the key by then.
+            Keyed::Elsewhere(Err(NoRoom)) => {
+                table().make_room(key.get());
+                continue;
+            }
+        };
     }
 }
 
@@ -129,14 +142,14 @@ impl Drop for Overflow {
         let (home, _) = home::locate(key);
         let released = home.with_meta_lock(|| {
             let released = table().release(key);
-            if let Ok(true) = released {
+            if let Ok(Some(_)) = released {
                 home.count_overflow(false);
             }
             released
         });
-        if let Err(misuse) = released {
-            misuse.raise();
-        }
+        // Dropped here, with no lock held: it may free memory.
+        let leftover = released.unwrap_or_else(|misuse| misuse.raise());
+        drop(leftover);
     }
 }
 

@@ -32,9 +32,20 @@
 //! runs under the shard lock, and may wait for that meta-lock there). No
 //! holder of an entry's meta-lock takes a shard lock or a home's meta-lock,
 //! so the order has no cycle; a change that made one would deadlock.
+//!
+//! # Allocation
+//!
+//! Nothing is allocated or freed under a shard lock or a home's meta-lock:
+//! a global allocator may lock monitors, and one that locked a keyed value
+//! overflowing into the same shard, or of the same home, would wait on its
+//! own thread. [`Table::acquire`] makes an entry only from a spare word and
+//! a map with room for one more, and otherwise says [`NoRoom`]: the caller
+//! releases its locks, calls [`Table::make_room`], and tries again. A
+//! release hands what it frees, and a map to shrink, to its caller as a
+//! [`Leftover`], dropped once no lock is held. A map changes size by
+//! moving its entries into one allocated outside the lock.
 
 use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::hash::{BuildHasherDefault, Hasher};
 use core::ptr::NonNull;
 use std::collections::HashMap;
@@ -48,9 +59,15 @@ use crate::word::{MultiUseWord, NEUTRAL};
 /// crate expects, so that two threads rarely meet in one.
 const SHARDS: usize = 64;
 
-/// Recycled words a shard keeps, so that a miss of the cache neither
+/// Spare words a shard keeps, so that a miss of the cache neither
 /// allocates nor frees in the common case.
-const RECYCLED_PER_SHARD: usize = 8;
+const SPARES_PER_SHARD: usize = 8;
+
+/// The smallest map a shard allocates.
+const MIN_CAPACITY: usize = 8;
+
+/// The capacity above which a map mostly empty shrinks.
+const SHRINK_ABOVE: usize = 64;
 
 /// Multiplies by 2^64 / phi (Fibonacci hashing): consecutive addresses land
 /// far apart, and the high bits are the best mixed.
@@ -95,19 +112,59 @@ struct Slot {
     refs: usize,
 }
 
-/// One shard: its entries by address, and recycled words.
+type Map = HashMap<usize, Slot, BuildHasherDefault<KeyHasher>>;
+
+/// One shard: its entries by address, and spare words for new entries.
 ///
-/// Invariant: every `Slot::word` and every word in `recycled` came from
-/// `fresh_word` and is owned by this shard; a recycled word is NEUTRAL
-/// with payload 0.
+/// Invariant: every `Slot::word` and every word in `spares` came from
+/// `fresh_word` and is owned by this shard; a spare word is NEUTRAL with
+/// payload 0.
 struct Shard {
-    entries: HashMap<usize, Slot, BuildHasherDefault<KeyHasher>>,
-    recycled: Vec<NonNull<MultiUseWord>>,
+    entries: Map,
+    spares: Spares,
 }
 
 // SAFETY: the words a shard points at are owned by it (invariant) and only
 // reached under its lock or through a reference the lock handed out.
 unsafe impl Send for Shard {}
+
+impl Shard {
+    const fn new() -> Self {
+        Self {
+            entries: HashMap::with_hasher(BuildHasherDefault::new()),
+            spares: Spares {
+                words: [None; SPARES_PER_SHARD],
+                len: 0,
+            },
+        }
+    }
+}
+
+/// A shard's spare words: a stack of fixed size, so that keeping one never
+/// allocates.
+///
+/// Invariant: `words[..len]` are `Some`, the rest `None`.
+struct Spares {
+    words: [Option<NonNull<MultiUseWord>>; SPARES_PER_SHARD],
+    len: usize,
+}
+
+impl Spares {
+    fn pop(&mut self) -> Option<NonNull<MultiUseWord>> {
+        self.len = self.len.checked_sub(1)?;
+        self.words[self.len].take()
+    }
+
+    /// Keeps `word`, or hands it back if the stack is full.
+    fn push(&mut self, word: NonNull<MultiUseWord>) -> Option<NonNull<MultiUseWord>> {
+        let Some(free) = self.words.get_mut(self.len) else {
+            return Some(word);
+        };
+        *free = Some(word);
+        self.len += 1;
+        None
+    }
+}
 
 /// The table: shards of entries.
 pub(super) struct Table {
@@ -122,23 +179,13 @@ impl core::fmt::Debug for Table {
 
 #[cfg(not(metalock_model))]
 static TABLE: Table = Table {
-    shards: [const {
-        CachePadded::new(SysMutex::new(Shard {
-            entries: HashMap::with_hasher(BuildHasherDefault::new()),
-            recycled: Vec::new(),
-        }))
-    }; SHARDS],
+    shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
 };
 
 #[cfg(metalock_model)]
 crate::primitive::lazy_static! {
     static ref TABLE: Table = Table {
-        shards: core::array::from_fn(|_| {
-            CachePadded::new(SysMutex::new(Shard {
-                entries: HashMap::with_hasher(BuildHasherDefault::new()),
-                recycled: Vec::new(),
-            }))
-        }),
+        shards: core::array::from_fn(|_| CachePadded::new(SysMutex::new(Shard::new()))),
     };
 }
 
@@ -149,6 +196,78 @@ fn fresh_word() -> NonNull<MultiUseWord> {
     let entry = Box::into_raw(Box::new(EntryWord(MultiUseWord::new())));
     // SAFETY: `Box::into_raw` never returns null.
     unsafe { NonNull::new_unchecked(entry.cast::<MultiUseWord>()) }
+}
+
+/// Frees a word.
+///
+/// # Safety
+/// `word` came from `fresh_word`, and nothing can reach it any more.
+unsafe fn free_word(word: NonNull<MultiUseWord>) {
+    // SAFETY: `fresh_word`'s pointer, with the provenance of the whole
+    // `EntryWord`; unreachable (caller's contract).
+    drop(unsafe { Box::from_raw(word.as_ptr().cast::<EntryWord>()) });
+}
+
+/// A map of at least `capacity` entries, allocated with no lock held.
+fn map_with(capacity: Option<usize>) -> Option<Map> {
+    capacity.map(|capacity| HashMap::with_capacity_and_hasher(capacity, BuildHasherDefault::new()))
+}
+
+/// Moves the entries of `entries` into `fresh` and swaps the two maps, if
+/// `wanted` still asks for a new map (another thread may have changed the
+/// map since `fresh` was sized) and `fresh` holds them all: no insert
+/// allocates. `fresh` is left with the map to free after the lock.
+fn swap_maps(entries: &mut Map, fresh: &mut Map, wanted: fn(&Map) -> Option<usize>) {
+    if wanted(entries).is_some() && fresh.capacity() > entries.len() {
+        for (key, slot) in entries.drain() {
+            fresh.insert(key, slot);
+        }
+        core::mem::swap(entries, fresh);
+    }
+}
+
+/// A map that is full: it needs a larger one for another entry.
+fn full(entries: &Map) -> Option<usize> {
+    (entries.len() >= entries.capacity()).then(|| (2 * entries.len()).max(MIN_CAPACITY))
+}
+
+/// A map that is mostly empty: it shrinks, so that the table follows the
+/// number of entries in use.
+fn sparse(entries: &Map) -> Option<usize> {
+    let capacity = entries.capacity();
+    (capacity > SHRINK_ABOVE && entries.len() * 8 < capacity).then(|| entries.len() * 2)
+}
+
+/// `acquire` found no entry and could not make one without allocating.
+#[derive(Debug)]
+pub(super) struct NoRoom;
+
+/// What the release of an entry leaves to do once its caller holds no
+/// lock (see "Allocation" above). Dropping it frees the entry's word if
+/// the shard kept no spare of it, and shrinks the shard's map if mostly
+/// empty.
+#[must_use = "dropped under a lock, it would free memory there"]
+pub(super) struct Leftover {
+    shard: &'static SysMutex<Shard>,
+    word: Option<NonNull<MultiUseWord>>,
+    shrink: bool,
+}
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        if let Some(word) = self.word.take() {
+            // SAFETY: the word of a reclaimed entry, out of the table and
+            // not kept as a spare: nothing reaches it.
+            unsafe { free_word(word) };
+        }
+        if self.shrink {
+            let capacity = self.shard.with(|shard| sparse(&shard.entries));
+            if let Some(mut fresh) = map_with(capacity) {
+                self.shard
+                    .with(|shard| swap_maps(&mut shard.entries, &mut fresh, sparse));
+            }
+        }
+    }
 }
 
 /// A release that broke the table's invariants: of a key with no entry
@@ -183,37 +302,62 @@ impl Table {
 
     /// Takes a reference to the entry of `key`, making it if there is none
     /// (then `true`). The word stays valid until the matching
-    /// [`release`](Self::release).
-    pub(super) fn acquire(&self, key: usize) -> (NonNull<MultiUseWord>, bool) {
+    /// [`release`](Self::release). Allocates nothing: [`NoRoom`] if making
+    /// the entry would.
+    pub(super) fn acquire(&self, key: usize) -> Result<(NonNull<MultiUseWord>, bool), NoRoom> {
         self.shard(key).with(|shard| {
-            let Shard { entries, recycled } = shard;
-            let mut made = false;
-            let slot = entries.entry(key).or_insert_with(|| {
-                made = true;
-                Slot {
-                    word: recycled.pop().unwrap_or_else(fresh_word),
-                    refs: 0,
-                }
-            });
-            slot.refs += 1;
-            (slot.word, made)
+            if let Some(slot) = shard.entries.get_mut(&key) {
+                slot.refs += 1;
+                return Ok((slot.word, false));
+            }
+            if shard.entries.len() >= shard.entries.capacity() {
+                return Err(NoRoom);
+            }
+            let word = shard.spares.pop().ok_or(NoRoom)?;
+            // No allocation: the map has room (checked above).
+            shard.entries.insert(key, Slot { word, refs: 1 });
+            Ok((word, true))
         })
     }
 
+    /// Makes room for one more entry in the shard of `key`, after
+    /// [`NoRoom`], allocating with no lock held: a spare word if the shard
+    /// has none, a larger map if its map is full. Another thread may take
+    /// the room first; the caller asks again.
+    #[cold]
+    pub(super) fn make_room(&self, key: usize) {
+        let shard = self.shard(key);
+        let (spare, capacity) = shard.with(|shard| (shard.spares.len > 0, full(&shard.entries)));
+        let word = (!spare).then(fresh_word);
+        let mut fresh = map_with(capacity);
+        let unwanted = shard.with(|shard| {
+            if let Some(fresh) = &mut fresh {
+                swap_maps(&mut shard.entries, fresh, full);
+            }
+            word.and_then(|word| shard.spares.push(word))
+        });
+        if let Some(unwanted) = unwanted {
+            // SAFETY: made above, never shared.
+            unsafe { free_word(unwanted) };
+        }
+    }
+
     /// Gives back a reference `acquire` took; the last one reclaims the
-    /// entry (then `Ok(true)`). A misuse is returned, not raised: the
-    /// caller holds a meta-lock, under which nothing may unwind, and
-    /// raises it with [`Misuse::raise`] once released.
-    pub(super) fn release(&self, key: usize) -> Result<bool, Misuse> {
+    /// entry (then `Some`, to be dropped once the caller holds no lock). A
+    /// misuse is returned, not raised: the caller holds a meta-lock, under
+    /// which nothing may unwind, and raises it with [`Misuse::raise`] once
+    /// released.
+    pub(super) fn release(&'static self, key: usize) -> Result<Option<Leftover>, Misuse> {
+        let shard = self.shard(key);
         // Checked after the shard lock is released too: a panic under it
         // would leave the shard locked (`SysMutex::with` must not unwind).
-        let released = self.shard(key).with(|shard| {
+        let released = shard.with(|shard| {
             let Some(slot) = shard.entries.get_mut(&key) else {
                 return Err(None);
             };
             slot.refs -= 1;
             if slot.refs > 0 {
-                return Ok(false);
+                return Ok(None);
             }
             let word = slot.word;
             shard.entries.remove(&key);
@@ -227,19 +371,19 @@ impl Table {
                 // Leaked rather than recycled: something still uses it.
                 return Err(Some(bits));
             }
-            if shard.recycled.len() < RECYCLED_PER_SHARD {
-                shard.recycled.push(word);
-            } else {
-                // SAFETY: as above; made by `fresh_word`.
-                drop(unsafe { Box::from_raw(word.as_ptr().cast::<EntryWord>()) });
-            }
-            let capacity = shard.entries.capacity();
-            if capacity > 64 && shard.entries.len() * 8 < capacity {
-                shard.entries.shrink_to(shard.entries.len() * 2);
-            }
-            Ok(true)
+            Ok(Some((
+                shard.spares.push(word),
+                sparse(&shard.entries).is_some(),
+            )))
         });
-        released.map_err(|bits| Misuse { bits })
+        match released {
+            Ok(reclaimed) => Ok(reclaimed.map(|(word, shrink)| Leftover {
+                shard,
+                word,
+                shrink,
+            })),
+            Err(bits) => Err(Misuse { bits }),
+        }
     }
 
     /// Runs `f` on the word of `key` if it has an entry (under its shard's
@@ -255,16 +399,28 @@ impl Table {
         })
     }
 
-    /// The key of every entry, by the address of its word.
+    /// The key of every entry, by the address of its word. Room is made
+    /// before each shard's lock, for the count seen under an earlier one;
+    /// if the shard grew meanwhile, it is asked again.
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(super) fn keys_by_word(&self) -> HashMap<usize, usize> {
         let mut keys = HashMap::new();
         for shard in &self.shards {
-            shard.with(|shard| {
-                for (&key, slot) in &shard.entries {
-                    keys.insert(slot.word.as_ptr() as usize, key);
+            loop {
+                keys.reserve(shard.with(|shard| shard.entries.len()));
+                let copied = shard.with(|shard| {
+                    if keys.capacity() - keys.len() < shard.entries.len() {
+                        return false;
+                    }
+                    for (&key, slot) in &shard.entries {
+                        keys.insert(slot.word.as_ptr() as usize, key);
+                    }
+                    true
+                });
+                if copied {
+                    break;
                 }
-            });
+            }
         }
         keys
     }

@@ -180,10 +180,10 @@ impl Home {
 
     /// The keyed enter through the meta-lock: enters the monitor for `key`
     /// (a NEUTRAL form from `locate`), waiting as `patience` allows; or,
-    /// if the home serves another address and cannot be rekeyed, marks it
-    /// `OVERFLOW` and returns what `elsewhere` (which must register the
-    /// key's overflow entry, see `count_overflow`) returns, having run it
-    /// under the meta-lock.
+    /// if the home serves another address and cannot be rekeyed, returns
+    /// what `elsewhere` (which must register the key's overflow entry, see
+    /// `count_overflow`, or make none) returns, having run it under the
+    /// meta-lock, and marks the home `OVERFLOW` if it has entries.
     #[cold]
     #[track_caller]
     pub(crate) fn enter_slow<R>(
@@ -225,7 +225,11 @@ impl Home {
                 held.bits = key;
             } else {
                 let found = elsewhere();
-                set_neutral_form(&mut held, neutral | OVERFLOW);
+                // Relaxed: under the meta-lock, as every change of it.
+                // `elsewhere` may have found no room to make the entry.
+                if self.overflows.load(Ordering::Relaxed) != 0 {
+                    set_neutral_form(&mut held, neutral | OVERFLOW);
+                }
                 let bits = held.bits;
                 held.release(bits);
                 return Keyed::Elsewhere(found);

@@ -35,12 +35,11 @@
 //!
 //! Lock order: a home's meta-lock, then the overflow table's shard lock
 //! (the `elsewhere` closures run under the meta-lock), then an overflow
-//! entry's meta-lock. The one exception to the meta-lock's rule that the
-//! protocols allocate before they take it (`crate::meta_lock`): making an
-//! overflow entry may allocate under the home's meta-lock, which is sound
-//! because a failed allocation aborts rather than unwinds, and rare because
-//! it takes two addresses of one home in use at once; the table's panics
-//! are raised after the meta-lock is released.
+//! entry's meta-lock. The meta-lock's rule that the protocols allocate
+//! before they take it (`crate::meta_lock`) holds here too: the table
+//! makes an entry only from memory allocated beforehand, and frees after
+//! the meta-lock (`crate::keyed::table`, "Allocation"); its panics are
+//! raised after the meta-lock is released.
 //!
 //! The enter is in `enter`; the table, the pins, the overflow marks and the
 //! queries are here.
