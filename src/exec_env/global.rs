@@ -75,21 +75,35 @@ mod pools {
     struct Pools {
         envs: *const ExecEnv,
         records: *mut LockRecord,
-        /// Every batch of records allocated (first record, length), for the
-        /// thread dump of `diagnostics`.
+        /// The last batch of records allocated, linked to the ones before,
+        /// for the thread dump of `diagnostics`.
         #[cfg(feature = "diagnostics")]
-        batches: alloc::vec::Vec<(usize, usize)>,
+        batches: *const Batch,
+    }
+
+    /// A batch of records, in the list of every batch: allocated before
+    /// the global lock and never freed, so that neither keeping the list
+    /// nor walking it allocates under the lock (a global allocator may lock
+    /// monitors, and a lock may need a batch of records).
+    #[cfg(feature = "diagnostics")]
+    struct Batch {
+        first: *const LockRecord,
+        len: usize,
+        /// The batch allocated before; set before the batch is pushed, and
+        /// never changed.
+        next: *const Batch,
     }
 
     // SAFETY: the pointers lead to EEs and records that belong to no thread
-    // (invariant), which the lock hands to one thread at a time.
+    // (invariant), which the lock hands to one thread at a time, and to
+    // batches that never change once pushed.
     unsafe impl Send for Pools {}
 
     static POOLS: SysMutex<Pools> = SysMutex::new(Pools {
         envs: ptr::null(),
         records: ptr::null_mut(),
         #[cfg(feature = "diagnostics")]
-        batches: alloc::vec::Vec::new(),
+        batches: ptr::null(),
     });
 
     /// Takes an EE for a thread that has none: from the pool if one is there.
@@ -137,10 +151,20 @@ mod pools {
     /// A batch of `n` fresh records owned by `owner`, linked by the caller.
     pub(crate) fn allocate_records(owner: usize, n: usize) -> *mut LockRecord {
         let first = new_records(owner, n);
+        #[cfg(feature = "diagnostics")]
+        let batch = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(Batch {
+            first,
+            len: n,
+            next: ptr::null(),
+        }));
         POOLS.with(|_pools| {
             add(&RECORDS_ALLOCATED, n);
             #[cfg(feature = "diagnostics")]
-            _pools.batches.push((first as usize, n));
+            {
+                // SAFETY: not published yet, so ours.
+                unsafe { (*batch).next = _pools.batches };
+                _pools.batches = batch;
+            }
         });
         first
     }
@@ -149,12 +173,15 @@ mod pools {
     /// records), for `diagnostics`.
     #[cfg(feature = "diagnostics")]
     pub(crate) fn for_each_batched_record(mut f: impl FnMut(&'static LockRecord)) {
-        let batches = POOLS.with(|pools| pools.batches.clone());
-        for (first, n) in batches {
-            for i in 0..n {
-                // SAFETY: a batch of `n` records that are never freed.
-                f(unsafe { &*(first as *const LockRecord).add(i) });
+        // The lock publishes the last batch, and through it those before.
+        let mut next = POOLS.with(|pools| pools.batches);
+        // SAFETY: batches are never freed nor changed once pushed.
+        while let Some(batch) = unsafe { next.as_ref() } {
+            for i in 0..batch.len {
+                // SAFETY: a batch of `len` records that are never freed.
+                f(unsafe { &*batch.first.add(i) });
             }
+            next = batch.next;
         }
     }
 
