@@ -190,7 +190,8 @@ pub use sys::Instant;
 pub use word::MultiUseWord;
 
 /// Test seams: hooks on the hand-off and monitor slow paths, the count of
-/// execution environments, and running code under a meta-lock
+/// execution environments and of internal locks held, and running code
+/// under a meta-lock
 /// (`MultiUseWord::__with_meta_lock`). Only with the `__test-hooks` feature,
 /// which the crate's own tests enable; not part of the API.
 #[cfg(feature = "__test-hooks")]
@@ -198,6 +199,8 @@ pub use word::MultiUseWord;
 pub mod __test_hooks {
     pub use crate::exec_env::{exec_envs_allocated, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
+    #[cfg(all(feature = "std", not(metalock_model)))]
+    pub use crate::primitive::sys_locks_held;
 }
 
 /// The README's examples, compiled and run as doc tests.

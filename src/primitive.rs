@@ -214,6 +214,8 @@ pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
 pub(crate) const BRIEF_SPINS: u32 = 64;
 
 pub(crate) use sys_mutex::SysMutex;
+#[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
+pub use sys_mutex::held::sys_locks_held;
 
 /// A small blocking lock for the crate's own tables: the pools of execution
 /// environments and donated lock records (taken when a thread starts, exits
@@ -233,6 +235,43 @@ mod sys_mutex {
     const LOCKED: u32 = 1;
     /// Locked, and a thread may be blocked waiting for it.
     const CONTENDED: u32 = 2;
+
+    /// Counts the locks the calling thread holds, so that the crate's tests
+    /// can tell that nothing is allocated or freed under one (a global
+    /// allocator may lock monitors, and a lock may need this one again).
+    #[cfg(all(feature = "__test-hooks", feature = "std"))]
+    pub(crate) mod held {
+        use core::cell::Cell;
+
+        std::thread_local! {
+            // Const, without a destructor: readable from an allocator at
+            // any point of a thread's life.
+            static HELD: Cell<usize> = const { Cell::new(0) };
+        }
+
+        /// One lock held, until dropped.
+        pub(super) struct Held;
+
+        impl Held {
+            pub(super) fn new() -> Self {
+                HELD.with(|held| held.set(held.get() + 1));
+                Self
+            }
+        }
+
+        impl Drop for Held {
+            fn drop(&mut self) {
+                HELD.with(|held| held.set(held.get() - 1));
+            }
+        }
+
+        /// How many of the crate's internal locks (pools, overflow shards,
+        /// wait-table stripes, interrupt and diagnostic states) the calling
+        /// thread holds. Not part of the API.
+        pub fn sys_locks_held() -> usize {
+            HELD.with(Cell::get)
+        }
+    }
 
     /// A lock around `T` built from swaps alone (every backend has a swap),
     /// on which a thread that finds it taken blocks through the platform
@@ -285,6 +324,8 @@ mod sys_mutex {
                 self.lock_contended();
             }
             let _unlock = Unlock(self);
+            #[cfg(all(feature = "__test-hooks", feature = "std"))]
+            let _held = held::Held::new();
             // SAFETY: we hold the lock (invariant) until `_unlock` drops.
             f(unsafe { &mut *self.data.get() })
         }

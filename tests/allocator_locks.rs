@@ -9,6 +9,12 @@
 //! (allocating one when the pool is empty), must not leak the environment
 //! that the allocator's lock binds for the thread meanwhile.
 //!
+//! Nor may the crate allocate or free under a lock of its own that such an
+//! allocator's locks take again: the keyed overflow table's shard locks and
+//! homes' meta-locks, and, with `diagnostics`, the pools' lock, which a
+//! lock that needs a batch of records takes. The allocator counts what it
+//! is asked for under any of the crate's internal locks: nothing may be.
+//!
 //! One test: the allocator is process-wide.
 // Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
 // constructors are not `const` and its primitives run only inside a model.
@@ -16,16 +22,21 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::io::Write;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
-use metalock::__test_hooks::{exec_envs_allocated, thread_has_exec_env};
+use metalock::__test_hooks::{exec_envs_allocated, sys_locks_held, thread_has_exec_env};
 use metalock::MultiUseWord;
 
 /// Locks `LOCKED_BY_ALLOCATOR` on every allocation of a thread in its late
 /// destructor (`IN_LATE`) or in its first lock (`IN_FIRST`), except the
-/// allocations of that lock itself.
+/// allocations of that lock itself. On every allocation and free of a
+/// thread that set `RELOCK`, locks again the next `RELOCK_SPAN` of the
+/// keyed values it holds, and locks `LOCKED_BY_ALLOCATOR`.
 struct LockingAllocator;
 
 static LOCKED_BY_ALLOCATOR: MultiUseWord = MultiUseWord::new();
@@ -36,6 +47,9 @@ static NESTED_LOCKS: AtomicUsize = AtomicUsize::new(0);
 static LOST_ENVIRONMENT: AtomicUsize = AtomicUsize::new(0);
 static LATE_RAN: AtomicUsize = AtomicUsize::new(0);
 static ARMED: AtomicBool = AtomicBool::new(false);
+/// Times the allocator locked held keyed values again.
+static RELOCKS: AtomicUsize = AtomicUsize::new(0);
+const RELOCK_SPAN: usize = 200;
 
 thread_local! {
     // Const, without destructors: usable from any destructor.
@@ -43,22 +57,50 @@ thread_local! {
     static IN_FIRST: Cell<bool> = const { Cell::new(false) };
     static IN_HOOK: Cell<bool> = const { Cell::new(false) };
     static LATE: Late = const { Late };
+    static RELOCK: Cell<Option<&'static [u64]>> = const { Cell::new(None) };
+    static RELOCK_NEXT: Cell<usize> = const { Cell::new(0) };
 }
 
-// SAFETY: forwards to `System`; the hook only locks and unlocks a monitor.
+/// Allocations and frees, by any thread, under one of the crate's internal
+/// locks.
+static UNDER_A_LOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// What the allocator does before it allocates (`alloc`) or frees.
+fn hook(alloc: bool) {
+    if sys_locks_held() != 0 {
+        UNDER_A_LOCK.fetch_add(1, SeqCst);
+    }
+    let late_or_first =
+        alloc && ARMED.load(SeqCst) && (IN_LATE.with(Cell::get) || IN_FIRST.with(Cell::get));
+    let relock = RELOCK.with(Cell::get);
+    if !late_or_first && relock.is_none() || IN_HOOK.with(|h| h.replace(true)) {
+        return;
+    }
+    if late_or_first {
+        drop(LOCKED_BY_ALLOCATOR.lock());
+        NESTED_LOCKS.fetch_add(1, SeqCst);
+    }
+    if let Some(held) = relock {
+        let next = RELOCK_NEXT.with(|n| n.replace(n.get() + RELOCK_SPAN));
+        for i in next..next + RELOCK_SPAN {
+            drop(metalock::lock(&held[i % held.len()]));
+        }
+        drop(LOCKED_BY_ALLOCATOR.lock());
+        RELOCKS.fetch_add(1, SeqCst);
+    }
+    IN_HOOK.with(|h| h.set(false));
+}
+
+// SAFETY: forwards to `System`; the hook only locks and unlocks monitors.
 unsafe impl GlobalAlloc for LockingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let hooked = IN_LATE.with(Cell::get) || IN_FIRST.with(Cell::get);
-        if ARMED.load(SeqCst) && hooked && !IN_HOOK.with(|h| h.replace(true)) {
-            drop(LOCKED_BY_ALLOCATOR.lock());
-            NESTED_LOCKS.fetch_add(1, SeqCst);
-            IN_HOOK.with(|h| h.set(false));
-        }
+        hook(true);
         // SAFETY: the caller's contract, passed on.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        hook(false);
         // SAFETY: the caller's contract, passed on.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -84,6 +126,69 @@ impl Drop for Late {
 }
 
 #[test]
+fn an_allocator_that_locks_monitors() {
+    a_lock_inside_an_allocation_of_a_lock_keeps_the_environment();
+    keyed_locks_allocate_under_no_lock_of_the_crate();
+    assert_eq!(
+        UNDER_A_LOCK.load(SeqCst),
+        0,
+        "memory allocated or freed under an internal lock of the crate"
+    );
+}
+
+/// Aborts the process, naming `what`, unless the returned sender is dropped
+/// within `limit`: a thread waiting on itself never returns.
+fn watchdog(what: &'static str, limit: Duration) -> mpsc::Sender<()> {
+    let (done, wait) = mpsc::channel::<()>();
+    thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
+            // Not `eprintln!`, which the test harness captures and the
+            // abort would lose.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{what}: no progress in {limit:?}, a thread waits on itself"
+            );
+            std::process::abort();
+        }
+    });
+    done
+}
+
+/// A thread holds more keyed values than there are homes, so many of them
+/// live in the overflow table, and then locks and unlocks more values, most
+/// of which overflow too: their entries are made and freed, and records
+/// allocated, while the allocator locks the held values again and a word.
+/// Allocating under a home's meta-lock aborted (the same meta-lock taken
+/// again), under a shard lock it hung, and so did the record batch list of
+/// `diagnostics` under the pools' lock.
+fn keyed_locks_allocate_under_no_lock_of_the_crate() {
+    const HELD: usize = 20_000;
+    const MORE: usize = 2_000;
+    let held: &'static [u64] = Vec::leak(vec![0; HELD]);
+    let more = vec![0_u64; MORE];
+    let guards: Vec<_> = held.iter().map(metalock::lock).collect();
+    let watchdog = watchdog("keyed locks under the allocator", Duration::from_secs(60));
+    RELOCK.with(|r| r.set(Some(held)));
+    for _ in 0..2 {
+        let more_guards: Vec<_> = more.iter().map(metalock::lock).collect();
+        assert!(more.iter().all(metalock::is_held_by_current_thread));
+        // The dump reads the table's keys, shard by shard.
+        #[cfg(feature = "diagnostics")]
+        {
+            let dump = metalock::diagnostics::snapshot();
+            let keyed = dump.current_thread().unwrap().holds().iter();
+            assert_eq!(keyed.filter(|held| held.key.is_some()).count(), HELD + MORE);
+        }
+        drop(more_guards);
+    }
+    RELOCK.with(|r| r.set(None));
+    drop(watchdog);
+    assert!(RELOCKS.load(SeqCst) > 0, "the allocator never locked again");
+    assert!(held.iter().all(metalock::is_held_by_current_thread));
+    drop(guards);
+    assert_eq!(metalock::keyed_monitors(), 0);
+}
+
 fn a_lock_inside_an_allocation_of_a_lock_keeps_the_environment() {
     const THREADS: usize = 50;
     ARMED.store(true, SeqCst);
