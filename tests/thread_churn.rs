@@ -238,9 +238,17 @@ thread_local! {
 /// A value whose keyed monitor the test keeps locked on the main thread.
 static HELD_VALUE: u64 = 0;
 
+/// Two values in one 8-byte granule, so of one home: the main thread holds
+/// both, the first in the home, the second in the overflow table.
+#[repr(align(8))]
+struct Pair([u32; 2]);
+static HELD_PAIR: Pair = Pair([0, 0]);
+
 /// Queues for monitors the main thread holds, from its destructor after the
 /// exit cleanup, until timed locks give up: each takes a record, bound to
 /// an environment for it alone, and gives both back as it leaves the queue.
+/// And tries the overflow entry of a keyed value, which must give the
+/// environment back too.
 struct TimesOutOnDrop;
 
 impl Drop for TimesOutOnDrop {
@@ -248,6 +256,8 @@ impl Drop for TimesOutOnDrop {
         let patience = Duration::from_micros(200);
         assert!(HELD.try_lock_for(patience).is_none());
         assert!(metalock::try_lock_for(&HELD_VALUE, patience).is_none());
+        assert!(metalock::try_lock(&HELD_PAIR.0[1]).is_none());
+        assert!(metalock::try_lock_for(&HELD_PAIR.0[1], patience).is_none());
         assert!(!metalock::__test_hooks::thread_has_exec_env());
     }
 }
@@ -260,6 +270,7 @@ fn timed_lock_that_gives_up_after_the_exit_cleanup() {
     let _serial = serial();
     let _held = HELD.lock();
     let _held_value = metalock::lock(&HELD_VALUE);
+    let _held_pair = HELD_PAIR.0.each_ref().map(metalock::lock);
     let grown = churn(|_| {
         TIMES_OUT_ON_DROP.with(|_| ());
         lock_a_little();

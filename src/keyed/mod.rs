@@ -96,7 +96,11 @@ fn enter_slow(
                 unsafe { ee.release_if_idle_and_detached() };
                 None
             }
-            Keyed::Elsewhere(Ok(word)) => enter_overflow(key, word, patience),
+            Keyed::Elsewhere(Ok(word)) => {
+                // The word's own enter keeps and releases the EE as needed.
+                drop(kept);
+                enter_overflow(key, word, patience)
+            }
             // Allocated with no lock held, then tried again: the home may
             // even be free for the key by then.
             Keyed::Elsewhere(Err(NoRoom)) => {
@@ -142,7 +146,11 @@ impl Drop for Overflow {
         let (home, _) = home::locate(key);
         let released = home.with_meta_lock(|| {
             let released = table().release(key);
-            if let Ok(Some(_)) = released {
+            let removed = match &released {
+                Ok(leftover) => leftover.is_some(),
+                Err(misuse) => misuse.removed_entry(),
+            };
+            if removed {
                 home.count_overflow(false);
             }
             released
