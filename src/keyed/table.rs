@@ -215,10 +215,11 @@ fn map_with(capacity: Option<usize>) -> Option<Map> {
 
 /// Moves the entries of `entries` into `fresh` and swaps the two maps, if
 /// `wanted` still asks for a new map (another thread may have changed the
-/// map since `fresh` was sized) and `fresh` holds them all: no insert
-/// allocates. `fresh` is left with the map to free after the lock.
-fn swap_maps(entries: &mut Map, fresh: &mut Map, wanted: fn(&Map) -> Option<usize>) {
-    if wanted(entries).is_some() && fresh.capacity() > entries.len() {
+/// map since `fresh` was sized) and `fresh` holds them all and `room` more:
+/// no insert allocates. `fresh` is left with the map to free after the
+/// lock.
+fn swap_maps(entries: &mut Map, fresh: &mut Map, wanted: fn(&Map) -> Option<usize>, room: usize) {
+    if wanted(entries).is_some() && fresh.capacity() >= entries.len() + room {
         for (key, slot) in entries.drain() {
             fresh.insert(key, slot);
         }
@@ -263,8 +264,9 @@ impl Drop for Leftover {
         if self.shrink {
             let capacity = self.shard.with(|shard| sparse(&shard.entries));
             if let Some(mut fresh) = map_with(capacity) {
+                // An empty map shrinks to none at all.
                 self.shard
-                    .with(|shard| swap_maps(&mut shard.entries, &mut fresh, sparse));
+                    .with(|shard| swap_maps(&mut shard.entries, &mut fresh, sparse, 0));
             }
         }
     }
@@ -278,6 +280,12 @@ pub(super) struct Misuse {
 }
 
 impl Misuse {
+    /// Whether the release took the entry out of the table (its word still
+    /// in use, leaked), so that the home has one entry fewer.
+    pub(super) fn removed_entry(&self) -> bool {
+        self.bits.is_some()
+    }
+
     /// Panics with what went wrong.
     #[cold]
     pub(super) fn raise(self) -> ! {
@@ -332,7 +340,7 @@ impl Table {
         let mut fresh = map_with(capacity);
         let unwanted = shard.with(|shard| {
             if let Some(fresh) = &mut fresh {
-                swap_maps(&mut shard.entries, fresh, full);
+                swap_maps(&mut shard.entries, fresh, full, 1);
             }
             word.and_then(|word| shard.spares.push(word))
         });
@@ -432,5 +440,57 @@ impl Table {
             .iter()
             .map(|shard| shard.with(|shard| shard.entries.len()))
             .sum()
+    }
+}
+
+#[cfg(all(test, not(metalock_model)))]
+mod tests {
+    use super::*;
+
+    /// Enough keys of one shard to grow its map past `SHRINK_ABOVE`.
+    fn keys_of_one_shard(table: &Table) -> Vec<usize> {
+        let first = table.shard(8) as *const SysMutex<Shard>;
+        (1..)
+            .map(|i| i * 8)
+            .filter(|&key| core::ptr::eq(table.shard(key), first))
+            .take(2 * SHRINK_ABOVE)
+            .collect()
+    }
+
+    #[test]
+    fn entries_made_after_no_room_and_a_map_emptied_in_a_burst_freed() {
+        let table: &'static Table = Box::leak(Box::new(Table {
+            shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
+        }));
+        let keys = keys_of_one_shard(table);
+        let shard = table.shard(keys[0]);
+        let mut no_room = 0;
+        for &key in &keys {
+            while table.acquire(key).is_err() {
+                no_room += 1;
+                table.make_room(key);
+            }
+        }
+        // Room was made for the first entry, and then each time the map
+        // filled up.
+        assert!(no_room > 1, "{no_room}");
+        assert!(shard.with(|shard| shard.entries.capacity()) > SHRINK_ABOVE);
+        // Released in a burst: every leftover is dropped once the map is
+        // empty, and the first frees it.
+        let leftovers: Vec<_> = keys
+            .iter()
+            .map(|&key| table.release(key).unwrap_or_else(|misuse| misuse.raise()))
+            .collect();
+        assert!(
+            leftovers.iter().all(Option::is_some),
+            "the last reference reclaims the entry"
+        );
+        drop(leftovers);
+        let (len, capacity, spares) = shard.with(|shard| {
+            let Shard { entries, spares } = shard;
+            (entries.len(), entries.capacity(), spares.len)
+        });
+        assert_eq!((len, capacity), (0, 0), "the emptied map was not freed");
+        assert_eq!(spares, SPARES_PER_SHARD);
     }
 }
