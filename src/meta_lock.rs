@@ -198,10 +198,11 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
     // SAFETY: a BUSY word names the EE that swapped it in.
     let pred = unsafe { ExecEnv::of_busy(pred_bits) };
     // The crate never nests meta-locks (and the test seam refuses to before
-    // the swap), but what it calls under one, a global allocator or a
-    // platform callback, could lock a monitor of the same word: waiting for
-    // ourselves would hang silently, so stop with a message instead (the
-    // panic aborts: `held` in `get_meta_lock` fences this).
+    // the swap), but what it calls under one, a platform callback or a
+    // global allocator the platform calls, could lock a monitor of the same
+    // word: waiting for ourselves would hang silently, so stop with a
+    // message instead (the panic aborts: `held` in `get_meta_lock` fences
+    // this).
     if core::ptr::eq(pred, ee) {
         panic!("{SELF_NESTED}");
     }
@@ -306,7 +307,7 @@ impl MultiUseWord {
         // As in the compare-and-swap backend's `get_meta_lock_slow`, but
         // before the swap, and for the first meta-lock the thread holds (the
         // crate holds one at a time; code it runs under one, such as a
-        // global allocator, may take others). The panic aborts, as there:
+        // platform callback, may take others). The panic aborts, as there:
         // it must not unwind into that code.
         if first_held == word {
             let _fence = AbortOnDrop;

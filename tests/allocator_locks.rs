@@ -172,6 +172,8 @@ fn keyed_locks_allocate_under_no_lock_of_the_crate() {
     for _ in 0..2 {
         let more_guards: Vec<_> = more.iter().map(metalock::lock).collect();
         assert!(more.iter().all(metalock::is_held_by_current_thread));
+        // More than there are homes: thousands are entries of the table.
+        assert_eq!(metalock::keyed_monitors(), HELD + MORE);
         // The dump reads the table's keys, shard by shard.
         #[cfg(feature = "diagnostics")]
         {
