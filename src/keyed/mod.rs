@@ -29,7 +29,7 @@ use core::num::NonZeroUsize;
 use core::ptr::NonNull;
 use core::time::Duration;
 
-use self::table::{NoRoom, table};
+use self::table::{NoRoom, Reserved, table};
 use crate::exec_env::ExecEnv;
 use crate::guard::{
     AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, sealed, wait_while_until,
@@ -77,9 +77,11 @@ fn enter_slow(
     // monitors could otherwise release a detached EE between two tries.
     // SAFETY: `ee` is the calling thread's EE.
     let kept = unsafe { ee.keep_bound_if_detached() };
+    // Dropped after the home's meta-lock: it may give back a word.
+    let mut reserved = Reserved::none();
     loop {
         let found = home.enter_slow(ee, bits, patience, || {
-            let acquired = table().acquire(key.get());
+            let acquired = table().acquire(key.get(), &mut reserved);
             if let Ok((_, true)) = acquired {
                 home.count_overflow(true);
             }
@@ -91,6 +93,7 @@ fn enter_slow(
                 None,
             )),
             Keyed::GaveUp => {
+                drop(reserved);
                 drop(kept);
                 // SAFETY: `ee` is the calling thread's EE.
                 unsafe { ee.release_if_idle_and_detached() };
@@ -98,13 +101,14 @@ fn enter_slow(
             }
             Keyed::Elsewhere(Ok(word)) => {
                 // The word's own enter keeps and releases the EE as needed.
+                drop(reserved);
                 drop(kept);
                 enter_overflow(key, word, patience)
             }
             // Allocated with no lock held, then tried again: the home may
             // even be free for the key by then.
             Keyed::Elsewhere(Err(NoRoom)) => {
-                table().make_room(key.get());
+                table().make_room(key.get(), &mut reserved);
                 continue;
             }
         };

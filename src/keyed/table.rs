@@ -38,9 +38,12 @@
 //! Nothing is allocated or freed under a shard lock or a home's meta-lock:
 //! a global allocator may lock monitors, and one that locked a keyed value
 //! overflowing into the same shard, or of the same home, would wait on its
-//! own thread. [`Table::acquire`] makes an entry only from a spare word and
-//! a map with room for one more, and otherwise says [`NoRoom`]: the caller
-//! releases its locks, calls [`Table::make_room`], and tries again. A
+//! own thread. [`Table::acquire`] makes an entry only from a word reserved
+//! for the caller or a spare, and a map with room for one more, and
+//! otherwise says [`NoRoom`]: the caller releases its locks, calls
+//! [`Table::make_room`], and tries again. The word `make_room` finds is
+//! the caller's alone (a [`Reserved`]), so a try fails again only if the
+//! map filled up meanwhile, which doubles it each time. A
 //! release hands what it frees, and a map to shrink, to its caller as a
 //! [`Leftover`], dropped once no lock is held. A map changes size by
 //! moving its entries into one allocated outside the lock.
@@ -243,6 +246,34 @@ fn sparse(entries: &Map) -> Option<usize> {
 #[derive(Debug)]
 pub(super) struct NoRoom;
 
+/// A word set aside for one thread's next `acquire`, where no other thread
+/// can take it, with the shard it came for. Dropped unused, it goes to that
+/// shard's spares (or is freed if they are full), so it is dropped with no
+/// lock held.
+///
+/// Invariant: the word, if any, came from `fresh_word` or the shard's
+/// spares, is NEUTRAL with payload 0, and nothing else reaches it.
+pub(super) struct Reserved(Option<(NonNull<MultiUseWord>, &'static SysMutex<Shard>)>);
+
+impl Reserved {
+    /// No word reserved yet.
+    pub(super) fn none() -> Self {
+        Self(None)
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        let Some((word, shard)) = self.0.take() else {
+            return;
+        };
+        if let Some(unwanted) = shard.with(|shard| shard.spares.push(word)) {
+            // SAFETY: ours alone (invariant), and made by `fresh_word`.
+            unsafe { free_word(unwanted) };
+        }
+    }
+}
+
 /// What the release of an entry leaves to do once its caller holds no
 /// lock (see "Allocation" above). Dropping it frees the entry's word if
 /// the shard kept no spare of it, and shrinks the shard's map if mostly
@@ -309,10 +340,14 @@ impl Table {
     }
 
     /// Takes a reference to the entry of `key`, making it if there is none
-    /// (then `true`). The word stays valid until the matching
-    /// [`release`](Self::release). Allocates nothing: [`NoRoom`] if making
-    /// the entry would.
-    pub(super) fn acquire(&self, key: usize) -> Result<(NonNull<MultiUseWord>, bool), NoRoom> {
+    /// (then `true`) from the word `reserved` holds or a spare. The word
+    /// stays valid until the matching [`release`](Self::release).
+    /// Allocates nothing: [`NoRoom`] if making the entry would.
+    pub(super) fn acquire(
+        &self,
+        key: usize,
+        reserved: &mut Reserved,
+    ) -> Result<(NonNull<MultiUseWord>, bool), NoRoom> {
         self.shard(key).with(|shard| {
             if let Some(slot) = shard.entries.get_mut(&key) {
                 slot.refs += 1;
@@ -321,7 +356,8 @@ impl Table {
             if shard.entries.len() >= shard.entries.capacity() {
                 return Err(NoRoom);
             }
-            let word = shard.spares.pop().ok_or(NoRoom)?;
+            let reserved = reserved.0.take().map(|(word, _)| word);
+            let word = reserved.or_else(|| shard.spares.pop()).ok_or(NoRoom)?;
             // No allocation: the map has room (checked above).
             shard.entries.insert(key, Slot { word, refs: 1 });
             Ok((word, true))
@@ -329,24 +365,21 @@ impl Table {
     }
 
     /// Makes room for one more entry in the shard of `key`, after
-    /// [`NoRoom`], allocating with no lock held: a spare word if the shard
-    /// has none, a larger map if its map is full. Another thread may take
-    /// the room first; the caller asks again.
+    /// [`NoRoom`], allocating with no lock held: a word for `reserved` (a
+    /// spare if the shard has one), and a larger map if its map is full.
     #[cold]
-    pub(super) fn make_room(&self, key: usize) {
+    pub(super) fn make_room(&'static self, key: usize, reserved: &mut Reserved) {
         let shard = self.shard(key);
-        let (spare, capacity) = shard.with(|shard| (shard.spares.len > 0, full(&shard.entries)));
-        let word = (!spare).then(fresh_word);
-        let mut fresh = map_with(capacity);
-        let unwanted = shard.with(|shard| {
-            if let Some(fresh) = &mut fresh {
-                swap_maps(&mut shard.entries, fresh, full, 1);
-            }
-            word.and_then(|word| shard.spares.push(word))
+        let need_word = reserved.0.is_none();
+        let (spare, capacity) = shard.with(|shard| {
+            let spare = if need_word { shard.spares.pop() } else { None };
+            (spare, full(&shard.entries))
         });
-        if let Some(unwanted) = unwanted {
-            // SAFETY: made above, never shared.
-            unsafe { free_word(unwanted) };
+        if need_word {
+            reserved.0 = Some((spare.unwrap_or_else(fresh_word), shard));
+        }
+        if let Some(mut fresh) = map_with(capacity) {
+            shard.with(|shard| swap_maps(&mut shard.entries, &mut fresh, full, 1));
         }
     }
 
@@ -466,10 +499,12 @@ mod tests {
         let shard = table.shard(keys[0]);
         let mut no_room = 0;
         for &key in &keys {
-            while table.acquire(key).is_err() {
+            let mut reserved = Reserved::none();
+            while table.acquire(key, &mut reserved).is_err() {
                 no_room += 1;
-                table.make_room(key);
+                table.make_room(key, &mut reserved);
             }
+            assert!(reserved.0.is_none(), "the reserved word made the entry");
         }
         // Room was made for the first entry, and then each time the map
         // filled up.
@@ -492,5 +527,24 @@ mod tests {
         });
         assert_eq!((len, capacity), (0, 0), "the emptied map was not freed");
         assert_eq!(spares, SPARES_PER_SHARD);
+
+        // A word reserved and not used goes back to the spares, or is freed
+        // if they are full.
+        let spares = || shard.with(|shard| shard.spares.len);
+        let mut reserved = Reserved::none();
+        table.make_room(keys[0], &mut reserved);
+        assert_eq!(
+            spares(),
+            SPARES_PER_SHARD - 1,
+            "the reservation took a spare"
+        );
+        drop(reserved);
+        assert_eq!(spares(), SPARES_PER_SHARD);
+        for _ in 0..2 {
+            let mut reserved = Reserved::none();
+            reserved.0 = Some((fresh_word(), shard));
+            drop(reserved);
+            assert_eq!(spares(), SPARES_PER_SHARD);
+        }
     }
 }
