@@ -43,7 +43,7 @@
 //! otherwise says [`NoRoom`]: the caller releases its locks, calls
 //! [`Table::make_room`], and tries again. The word `make_room` finds is
 //! the caller's alone (a [`Reserved`]), so a try fails again only if the
-//! map filled up meanwhile, which doubles it each time. A
+//! map filled up meanwhile (and the next `make_room` grows it). A
 //! release hands what it frees, and a map to shrink, to its caller as a
 //! [`Leftover`], dropped once no lock is held. A map changes size by
 //! moving its entries into one allocated outside the lock.
@@ -348,7 +348,12 @@ impl Table {
         key: usize,
         reserved: &mut Reserved,
     ) -> Result<(NonNull<MultiUseWord>, bool), NoRoom> {
-        self.shard(key).with(|shard| {
+        let shard = self.shard(key);
+        debug_assert!(
+            reserved.0.is_none_or(|(_, of)| core::ptr::eq(of, shard)),
+            "a word reserved for another shard"
+        );
+        shard.with(|shard| {
             if let Some(slot) = shard.entries.get_mut(&key) {
                 slot.refs += 1;
                 return Ok((slot.word, false));
@@ -390,8 +395,8 @@ impl Table {
     /// released.
     pub(super) fn release(&'static self, key: usize) -> Result<Option<Leftover>, Misuse> {
         let shard = self.shard(key);
-        // Checked after the shard lock is released too: a panic under it
-        // would leave the shard locked (`SysMutex::with` must not unwind).
+        // Raised by the caller, after its meta-lock: nothing may unwind
+        // under a meta-lock.
         let released = shard.with(|shard| {
             let Some(slot) = shard.entries.get_mut(&key) else {
                 return Err(None);
@@ -497,21 +502,21 @@ mod tests {
         }));
         let keys = keys_of_one_shard(table);
         let shard = table.shard(keys[0]);
-        let mut no_room = 0;
+        // No spares yet: every key needs room made, once.
         for &key in &keys {
             let mut reserved = Reserved::none();
+            let mut tries = 1;
             while table.acquire(key, &mut reserved).is_err() {
-                no_room += 1;
+                assert!(tries < 2, "room made, and still no room");
+                tries += 1;
                 table.make_room(key, &mut reserved);
             }
+            assert_eq!(tries, 2);
             assert!(reserved.0.is_none(), "the reserved word made the entry");
         }
-        // Room was made for the first entry, and then each time the map
-        // filled up.
-        assert!(no_room > 1, "{no_room}");
         assert!(shard.with(|shard| shard.entries.capacity()) > SHRINK_ABOVE);
         // Released in a burst: every leftover is dropped once the map is
-        // empty, and the first frees it.
+        // empty, and the first one that asks to shrink frees it.
         let leftovers: Vec<_> = keys
             .iter()
             .map(|&key| table.release(key).unwrap_or_else(|misuse| misuse.raise()))
@@ -540,11 +545,29 @@ mod tests {
         );
         drop(reserved);
         assert_eq!(spares(), SPARES_PER_SHARD);
-        for _ in 0..2 {
-            let mut reserved = Reserved::none();
-            reserved.0 = Some((fresh_word(), shard));
-            drop(reserved);
-            assert_eq!(spares(), SPARES_PER_SHARD);
+        let mut reserved = Reserved::none();
+        reserved.0 = Some((fresh_word(), shard));
+        drop(reserved);
+        assert_eq!(spares(), SPARES_PER_SHARD);
+    }
+
+    /// The word `make_room` reserves is its caller's: another key of the
+    /// shard finds no room until its own `make_room`.
+    #[test]
+    fn a_reserved_word_is_not_taken_by_another_key() {
+        let table: &'static Table = Box::leak(Box::new(Table {
+            shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
+        }));
+        let keys = keys_of_one_shard(table);
+        let mut first = Reserved::none();
+        let mut second = Reserved::none();
+        table.make_room(keys[0], &mut first);
+        assert!(table.acquire(keys[1], &mut second).is_err());
+        assert!(matches!(table.acquire(keys[0], &mut first), Ok((_, true))));
+        table.make_room(keys[1], &mut second);
+        assert!(matches!(table.acquire(keys[1], &mut second), Ok((_, true))));
+        for key in &keys[..2] {
+            drop(table.release(*key).unwrap_or_else(|misuse| misuse.raise()));
         }
     }
 }
