@@ -200,7 +200,7 @@ pub mod __test_hooks {
     pub use crate::exec_env::{exec_envs_allocated, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
     #[cfg(all(feature = "std", not(metalock_model)))]
-    pub use crate::primitive::sys_locks_held;
+    pub use crate::primitive::held::locks_held;
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -139,6 +139,7 @@ impl MultiUseWord {
             // the hand-off, whose blocking runs platform code.
             held.bits = get_meta_lock_slow(ee, bits);
         }
+        count_held(true);
         held
     }
 }
@@ -151,6 +152,7 @@ impl MetaLock<'_> {
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
+        count_held(false);
         // Release pairs with the next swap's Acquire. Relaxed on failure:
         // the hand-off's own atomics order what follows.
         if self
@@ -331,6 +333,7 @@ impl MultiUseWord {
             // SAFETY: as above.
             ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
         }
+        count_held(true);
         held
     }
 
@@ -373,6 +376,7 @@ impl MetaLock<'_> {
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
+        count_held(false);
         let word = self.word as *const MultiUseWord as usize;
         // SAFETY: a thread-owned field of the calling thread's EE (a
         // meta-lock is released by the thread that took it).
@@ -410,6 +414,31 @@ fn sleep(platform: crate::sys::Fenced, step: u32) {
 const SELF_NESTED: &str = "metalock: a thread asked for a meta-lock it already holds (code that \
     the crate runs under a meta-lock, a global allocator or a platform callback, locked a monitor \
     on the same word): it would wait for itself forever";
+
+/// Counts a meta-lock taken (`taken`) or released, for the tests that
+/// check that nothing allocates under one (`primitive::held`; debug builds
+/// of the crate's tests only).
+#[inline(always)]
+fn count_held(taken: bool) {
+    #[cfg(all(
+        feature = "__test-hooks",
+        feature = "std",
+        not(metalock_model),
+        debug_assertions
+    ))]
+    if taken {
+        crate::primitive::held::taken();
+    } else {
+        crate::primitive::held::released();
+    }
+    #[cfg(not(all(
+        feature = "__test-hooks",
+        feature = "std",
+        not(metalock_model),
+        debug_assertions
+    )))]
+    let _ = taken;
+}
 
 /// Refuses a second meta-lock to a thread that runs test code under one
 /// (the `__with_meta_lock` seam). Checked before the swap, so the refusal

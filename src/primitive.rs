@@ -214,8 +214,57 @@ pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
 pub(crate) const BRIEF_SPINS: u32 = 64;
 
 pub(crate) use sys_mutex::SysMutex;
+
+/// Counts the crate's locks the calling thread holds, so that its tests can
+/// tell that nothing is allocated or freed under one (a global allocator
+/// may lock monitors, and its lock may need that lock again): the internal
+/// locks, and in debug builds the meta-locks too (counting those in
+/// release builds would cost the benchmarks, which the dev-dependency
+/// builds with `__test-hooks` too).
 #[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
-pub use sys_mutex::held::sys_locks_held;
+pub mod held {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        // Const, without a destructor: readable from an allocator at any
+        // point of a thread's life.
+        static HELD: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The calling thread took a lock.
+    pub(crate) fn taken() {
+        HELD.with(|held| held.set(held.get() + 1));
+    }
+
+    /// The calling thread released a lock.
+    pub(crate) fn released() {
+        HELD.with(|held| held.set(held.get() - 1));
+    }
+
+    /// One internal lock held, until dropped.
+    pub(crate) struct Held;
+
+    impl Held {
+        pub(crate) fn new() -> Self {
+            taken();
+            Self
+        }
+    }
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            released();
+        }
+    }
+
+    /// How many of the crate's locks the calling thread holds: internal
+    /// locks (pools, overflow shards, wait-table stripes, interrupt and
+    /// diagnostic states) and, in debug builds, meta-locks. Not part of
+    /// the API.
+    pub fn locks_held() -> usize {
+        HELD.with(Cell::get)
+    }
+}
 
 /// A small blocking lock for the crate's own tables: the pools of execution
 /// environments and donated lock records (taken when a thread starts, exits
@@ -235,43 +284,6 @@ mod sys_mutex {
     const LOCKED: u32 = 1;
     /// Locked, and a thread may be blocked waiting for it.
     const CONTENDED: u32 = 2;
-
-    /// Counts the locks the calling thread holds, so that the crate's tests
-    /// can tell that nothing is allocated or freed under one (a global
-    /// allocator may lock monitors, and a lock may need this one again).
-    #[cfg(all(feature = "__test-hooks", feature = "std"))]
-    pub(crate) mod held {
-        use core::cell::Cell;
-
-        std::thread_local! {
-            // Const, without a destructor: readable from an allocator at
-            // any point of a thread's life.
-            static HELD: Cell<usize> = const { Cell::new(0) };
-        }
-
-        /// One lock held, until dropped.
-        pub(super) struct Held;
-
-        impl Held {
-            pub(super) fn new() -> Self {
-                HELD.with(|held| held.set(held.get() + 1));
-                Self
-            }
-        }
-
-        impl Drop for Held {
-            fn drop(&mut self) {
-                HELD.with(|held| held.set(held.get() - 1));
-            }
-        }
-
-        /// How many of the crate's internal locks (pools, overflow shards,
-        /// wait-table stripes, interrupt and diagnostic states) the calling
-        /// thread holds. Not part of the API.
-        pub fn sys_locks_held() -> usize {
-            HELD.with(Cell::get)
-        }
-    }
 
     /// A lock around `T` built from swaps alone (every backend has a swap),
     /// on which a thread that finds it taken blocks through the platform
@@ -325,7 +337,7 @@ mod sys_mutex {
             }
             let _unlock = Unlock(self);
             #[cfg(all(feature = "__test-hooks", feature = "std"))]
-            let _held = held::Held::new();
+            let _held = super::held::Held::new();
             // SAFETY: we hold the lock (invariant) until `_unlock` drops.
             f(unsafe { &mut *self.data.get() })
         }

@@ -13,7 +13,8 @@
 //! allocator's locks take again: the keyed overflow table's shard locks and
 //! homes' meta-locks, and, with `diagnostics`, the pools' lock, which a
 //! lock that needs a batch of records takes. The allocator counts what it
-//! is asked for under any of the crate's internal locks: nothing may be.
+//! is asked for under any of the crate's internal locks, or in debug builds
+//! a meta-lock: nothing may be.
 //!
 //! One test: the allocator is process-wide.
 // Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
@@ -29,7 +30,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use metalock::__test_hooks::{exec_envs_allocated, sys_locks_held, thread_has_exec_env};
+use metalock::__test_hooks::{exec_envs_allocated, locks_held, thread_has_exec_env};
 use metalock::MultiUseWord;
 
 /// Locks `LOCKED_BY_ALLOCATOR` on every allocation of a thread in its late
@@ -62,12 +63,12 @@ thread_local! {
 }
 
 /// Allocations and frees, by any thread, under one of the crate's internal
-/// locks.
+/// locks or (debug builds) a meta-lock.
 static UNDER_A_LOCK: AtomicUsize = AtomicUsize::new(0);
 
 /// What the allocator does before it allocates (`alloc`) or frees.
 fn hook(alloc: bool) {
-    if sys_locks_held() != 0 {
+    if locks_held() != 0 {
         UNDER_A_LOCK.fetch_add(1, SeqCst);
     }
     let late_or_first =
@@ -127,12 +128,17 @@ impl Drop for Late {
 
 #[test]
 fn an_allocator_that_locks_monitors() {
+    // The count the allocator reads sees a meta-lock held (debug builds).
+    assert_eq!(locks_held(), 0);
+    #[cfg(debug_assertions)]
+    MultiUseWord::new().__with_meta_lock(|| assert_eq!(locks_held(), 1));
+    assert_eq!(locks_held(), 0);
     a_lock_inside_an_allocation_of_a_lock_keeps_the_environment();
     keyed_locks_allocate_under_no_lock_of_the_crate();
     assert_eq!(
         UNDER_A_LOCK.load(SeqCst),
         0,
-        "memory allocated or freed under an internal lock of the crate"
+        "memory allocated or freed under an internal lock or a meta-lock of the crate"
     );
 }
 
