@@ -416,27 +416,12 @@ const SELF_NESTED: &str = "metalock: a thread asked for a meta-lock it already h
     on the same word): it would wait for itself forever";
 
 /// Counts a meta-lock taken (`taken`) or released, for the tests that
-/// check that nothing allocates under one (`primitive::held`; debug builds
-/// of the crate's tests only).
+/// check that nothing allocates under one (`primitive::held`).
 #[inline(always)]
 fn count_held(taken: bool) {
-    #[cfg(all(
-        feature = "__test-hooks",
-        feature = "std",
-        not(metalock_model),
-        debug_assertions
-    ))]
-    if taken {
-        crate::primitive::held::taken();
-    } else {
-        crate::primitive::held::released();
-    }
-    #[cfg(not(all(
-        feature = "__test-hooks",
-        feature = "std",
-        not(metalock_model),
-        debug_assertions
-    )))]
+    #[cfg(all(feature = "__test-hooks", feature = "std", not(metalock_model)))]
+    crate::primitive::held::count(taken);
+    #[cfg(not(all(feature = "__test-hooks", feature = "std", not(metalock_model))))]
     let _ = taken;
 }
 

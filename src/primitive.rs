@@ -215,12 +215,12 @@ pub(crate) const BRIEF_SPINS: u32 = 64;
 
 pub(crate) use sys_mutex::SysMutex;
 
-/// Counts the crate's locks the calling thread holds, so that its tests can
-/// tell that nothing is allocated or freed under one (a global allocator
-/// may lock monitors, and its lock may need that lock again): the internal
-/// locks, and in debug builds the meta-locks too (counting those in
-/// release builds would cost the benchmarks, which the dev-dependency
-/// builds with `__test-hooks` too).
+/// Counts the crate's locks the calling thread holds, internal locks and
+/// meta-locks, so that its tests can tell that nothing is allocated or
+/// freed under one (a global allocator may lock monitors, and its lock may
+/// need that lock again). Debug builds only: the benchmarks, which the
+/// dev-dependency builds with `__test-hooks` too, are release builds and
+/// must not pay for it.
 #[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
 pub mod held {
     use core::cell::Cell;
@@ -231,14 +231,18 @@ pub mod held {
         static HELD: Cell<usize> = const { Cell::new(0) };
     }
 
-    /// The calling thread took a lock.
-    pub(crate) fn taken() {
-        HELD.with(|held| held.set(held.get() + 1));
-    }
-
-    /// The calling thread released a lock.
-    pub(crate) fn released() {
-        HELD.with(|held| held.set(held.get() - 1));
+    /// The calling thread took a lock (`taken`) or released one.
+    #[inline(always)]
+    pub(crate) fn count(taken: bool) {
+        if cfg!(debug_assertions) {
+            HELD.with(|held| {
+                held.set(if taken {
+                    held.get() + 1
+                } else {
+                    held.get() - 1
+                })
+            });
+        }
     }
 
     /// One internal lock held, until dropped.
@@ -246,21 +250,21 @@ pub mod held {
 
     impl Held {
         pub(crate) fn new() -> Self {
-            taken();
+            count(true);
             Self
         }
     }
 
     impl Drop for Held {
         fn drop(&mut self) {
-            released();
+            count(false);
         }
     }
 
     /// How many of the crate's locks the calling thread holds: internal
     /// locks (pools, overflow shards, wait-table stripes, interrupt and
-    /// diagnostic states) and, in debug builds, meta-locks. Not part of
-    /// the API.
+    /// diagnostic states) and meta-locks. Always 0 in release builds. Not
+    /// part of the API.
     pub fn locks_held() -> usize {
         HELD.with(Cell::get)
     }

@@ -13,8 +13,8 @@
 //! allocator's locks take again: the keyed overflow table's shard locks and
 //! homes' meta-locks, and, with `diagnostics`, the pools' lock, which a
 //! lock that needs a batch of records takes. The allocator counts what it
-//! is asked for under any of the crate's internal locks, or in debug builds
-//! a meta-lock: nothing may be.
+//! is asked for under any of the crate's internal locks or a meta-lock:
+//! nothing may be (the crate counts them in debug builds only).
 //!
 //! One test: the allocator is process-wide.
 // Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
@@ -63,7 +63,7 @@ thread_local! {
 }
 
 /// Allocations and frees, by any thread, under one of the crate's internal
-/// locks or (debug builds) a meta-lock.
+/// locks or a meta-lock (counted in debug builds).
 static UNDER_A_LOCK: AtomicUsize = AtomicUsize::new(0);
 
 /// What the allocator does before it allocates (`alloc`) or frees.
@@ -128,7 +128,8 @@ impl Drop for Late {
 
 #[test]
 fn an_allocator_that_locks_monitors() {
-    // The count the allocator reads sees a meta-lock held (debug builds).
+    // The count the allocator reads sees a meta-lock held (debug builds,
+    // which count).
     assert_eq!(locks_held(), 0);
     #[cfg(debug_assertions)]
     MultiUseWord::new().__with_meta_lock(|| assert_eq!(locks_held(), 1));
