@@ -181,9 +181,16 @@ impl core::fmt::Debug for Table {
 }
 
 #[cfg(not(metalock_model))]
-static TABLE: Table = Table {
-    shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
-};
+impl Table {
+    const fn new() -> Self {
+        Self {
+            shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
+        }
+    }
+}
+
+#[cfg(not(metalock_model))]
+static TABLE: Table = Table::new();
 
 #[cfg(metalock_model)]
 crate::primitive::lazy_static! {
@@ -497,9 +504,7 @@ mod tests {
 
     #[test]
     fn entries_made_after_no_room_and_a_map_emptied_in_a_burst_freed() {
-        let table: &'static Table = Box::leak(Box::new(Table {
-            shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
-        }));
+        let table: &'static Table = Box::leak(Box::new(Table::new()));
         let keys = keys_of_one_shard(table);
         let shard = table.shard(keys[0]);
         // No spares yet: every key needs room made, once.
@@ -555,9 +560,7 @@ mod tests {
     /// shard finds no room until its own `make_room`.
     #[test]
     fn a_reserved_word_is_not_taken_by_another_key() {
-        let table: &'static Table = Box::leak(Box::new(Table {
-            shards: [const { CachePadded::new(SysMutex::new(Shard::new())) }; SHARDS],
-        }));
+        let table: &'static Table = Box::leak(Box::new(Table::new()));
         let keys = keys_of_one_shard(table);
         let mut first = Reserved::none();
         let mut second = Reserved::none();
