@@ -1,0 +1,415 @@
+//! What a snapshot reports: each thread, the monitors it holds, the one it
+//! blocks on, and the cycles among them. `mod.rs` reads them from the
+//! threads; `display` prints them.
+
+use std::string::String;
+use std::thread::ThreadId;
+use std::time::Duration;
+use std::vec::Vec;
+
+/// One monitor a thread holds.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+///
+/// let word = MultiUseWord::new();
+/// let _outer = word.lock();
+/// let _inner = word.lock();
+/// let dump = diagnostics::snapshot();
+/// let held = dump.current_thread().unwrap().holds()[0];
+/// assert_eq!(held.monitor, &word as *const MultiUseWord as usize);
+/// assert_eq!(held.depth, 2);
+/// assert_eq!(held.key, None); // an embedded word, not a keyed monitor
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldMonitor {
+    /// The address of the monitor's word.
+    pub monitor: usize,
+    /// How many levels the thread holds it at.
+    pub depth: usize,
+    /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    pub key: Option<usize>,
+}
+
+/// Whether a blocked thread enters a monitor or waits on it.
+///
+/// ```
+/// use metalock::Synchronized;
+/// use metalock::diagnostics::{self, BlockKind};
+///
+/// let go = Synchronized::new(false);
+/// std::thread::scope(|s| {
+///     let id = s.spawn(|| go.lock().wait_while(|go| !*go)).thread().id();
+///     // Polls the dump until the thread is seen blocked.
+///     let kind = loop {
+///         let dump = diagnostics::snapshot();
+///         match dump.threads().iter().find(|t| t.id() == id).and_then(|t| t.blocked_on()) {
+///             Some(blocked) => break blocked.kind,
+///             None => std::thread::yield_now(),
+///         }
+///     };
+///     assert_eq!(kind, BlockKind::Waiting);
+///     let mut guard = go.lock();
+///     *guard = true;
+///     guard.notify_all();
+/// });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// In `lock` (or `try_lock_for`), or back from a `wait` (notified, or
+    /// out of time): waiting for another thread to release the monitor.
+    Entering,
+    /// In a `wait`: waiting for a notification (or a timeout, or an
+    /// interrupt). Never part of a deadlock cycle: a notify may still come.
+    Waiting,
+}
+
+/// The monitor a thread is blocked on.
+///
+/// ```
+/// use metalock::MultiUseWord;
+/// use metalock::diagnostics::{self, BlockKind};
+///
+/// let word = MultiUseWord::new();
+/// let guard = word.lock();
+/// std::thread::scope(|s| {
+///     let id = s.spawn(|| drop(word.lock())).thread().id();
+///     // Polls the dump until the thread is seen entering, its owner read.
+///     let blocked = loop {
+///         let dump = diagnostics::snapshot();
+///         let thread = dump.threads().iter().find(|t| t.id() == id);
+///         match thread.and_then(|t| t.blocked_on()) {
+///             Some(blocked) if blocked.owner.is_some() => break blocked.clone(),
+///             _ => std::thread::yield_now(),
+///         }
+///     };
+///     assert_eq!(blocked.kind, BlockKind::Entering);
+///     assert_eq!(blocked.monitor, &word as *const MultiUseWord as usize);
+///     assert_eq!(blocked.owner, Some(std::thread::current().id()));
+///     drop(guard);
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockedOn {
+    /// The address of the monitor's word.
+    pub monitor: usize,
+    /// Entering or waiting.
+    pub kind: BlockKind,
+    /// The enter gives up at a deadline (`try_lock_for`, `try_lock_until`),
+    /// or the wait ends at one: a timed enter goes on whatever the owner
+    /// does, so it is never part of a deadlock cycle.
+    pub timed: bool,
+    /// How long the thread had been blocked when the snapshot was taken.
+    pub for_: Duration,
+    /// When entering: the thread that owned the monitor then, if it could
+    /// be read (a monitor between two owners has none).
+    pub owner: Option<ThreadId>,
+    /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    pub key: Option<usize>,
+    pub(super) episode: u64,
+    pub(super) owner_ee: Option<usize>,
+}
+
+/// One thread in a [`Snapshot`].
+///
+/// ```
+/// use metalock::MultiUseWord;
+/// use metalock::diagnostics::{self, ThreadDump};
+///
+/// let word = MultiUseWord::new();
+/// let _guard = word.lock();
+/// let dump = diagnostics::snapshot();
+/// let me: &ThreadDump = dump.current_thread().unwrap();
+/// assert_eq!(me.id(), std::thread::current().id());
+/// assert!(!me.has_exited());
+/// assert_eq!(me.holds().len(), 1);
+/// assert!(me.blocked_on().is_none());
+/// ```
+#[derive(Clone, Debug)]
+pub struct ThreadDump {
+    pub(super) id: ThreadId,
+    pub(super) name: Option<String>,
+    pub(super) exited: bool,
+    pub(super) holds: Vec<HeldMonitor>,
+    pub(super) blocked: Option<BlockedOn>,
+    pub(super) ee: usize,
+}
+
+impl ThreadDump {
+    /// The thread's id.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _guard = word.lock();
+    /// let me = std::thread::current().id();
+    /// let dump = diagnostics::snapshot();
+    /// assert!(dump.threads().iter().any(|t| t.id() == me && t.holds().len() == 1));
+    /// ```
+    pub fn id(&self) -> ThreadId {
+        self.id
+    }
+
+    /// The thread's name, if it has one.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     std::thread::Builder::new()
+    ///         .name("worker".into())
+    ///         .spawn_scoped(s, || {
+    ///             let _guard = word.lock();
+    ///             let dump = diagnostics::snapshot();
+    ///             assert_eq!(dump.current_thread().unwrap().name(), Some("worker"));
+    ///         })
+    ///         .unwrap();
+    /// });
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Whether the thread has exited while its guards (leaked) still hold
+    /// monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// static WORD: MultiUseWord = MultiUseWord::new();
+    ///
+    /// std::thread::scope(|s| {
+    ///     let leaker = s.spawn(|| std::mem::forget(WORD.lock()));
+    ///     let id = leaker.thread().id();
+    ///     leaker.join().unwrap();
+    ///     let dump = diagnostics::snapshot();
+    ///     let gone = dump.threads().iter().find(|t| t.id() == id).unwrap();
+    ///     assert!(gone.has_exited());
+    ///     assert_eq!(gone.holds()[0].monitor, &WORD as *const MultiUseWord as usize);
+    /// });
+    /// assert!(WORD.is_locked()); // for good: its guard was leaked
+    /// ```
+    pub fn has_exited(&self) -> bool {
+        self.exited
+    }
+
+    /// The monitors the thread holds, by address (not the one it waits on,
+    /// which a wait releases).
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let value = String::from("keyed");
+    /// let _first = word.lock();
+    /// let _second = metalock::lock(&value);
+    /// let dump = diagnostics::snapshot();
+    /// let holds = dump.current_thread().unwrap().holds();
+    /// let word_address = &word as *const MultiUseWord as usize;
+    /// assert!(holds.iter().any(|held| held.monitor == word_address));
+    /// assert!(holds.iter().any(|held| held.key == Some(&value as *const String as usize)));
+    /// ```
+    pub fn holds(&self) -> &[HeldMonitor] {
+        &self.holds
+    }
+
+    /// The monitor the thread is blocked on, if any.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     let id = s.spawn(|| drop(word.lock())).thread().id();
+    ///     // Polls the dump until the thread is seen blocked.
+    ///     let monitor = loop {
+    ///         let dump = diagnostics::snapshot();
+    ///         let thread = dump.threads().iter().find(|t| t.id() == id);
+    ///         match thread.and_then(|t| t.blocked_on()) {
+    ///             Some(blocked) => break blocked.monitor,
+    ///             None => std::thread::yield_now(),
+    ///         }
+    ///     };
+    ///     assert_eq!(monitor, &word as *const MultiUseWord as usize);
+    ///     drop(guard);
+    /// });
+    /// ```
+    pub fn blocked_on(&self) -> Option<&BlockedOn> {
+        self.blocked.as_ref()
+    }
+
+    pub(super) fn label(&self) -> String {
+        match &self.name {
+            Some(name) => format!("\"{name}\" ({:?})", self.id),
+            None => format!("{:?}", self.id),
+        }
+    }
+}
+
+/// What every thread that uses monitors was doing; its `Display` is a
+/// thread dump.
+///
+/// ```
+/// use metalock::{MultiUseWord, diagnostics};
+///
+/// let word = MultiUseWord::new();
+/// let _guard = word.lock();
+/// let text = diagnostics::snapshot().to_string();
+/// println!("{text}");
+/// assert!(text.starts_with("metalock thread dump:"));
+/// assert!(text.contains("(depth 1)"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub(super) threads: Vec<ThreadDump>,
+}
+
+impl Snapshot {
+    /// Every thread that uses monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, Synchronized, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let value = Synchronized::new(0);
+    /// let _guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let _value = value.lock();
+    ///         // Both threads hold a monitor: both are listed.
+    ///         let dump = diagnostics::snapshot();
+    ///         let holders = dump.threads().iter().filter(|t| !t.holds().is_empty());
+    ///         assert_eq!(holders.count(), 2);
+    ///     });
+    /// });
+    /// ```
+    pub fn threads(&self) -> &[ThreadDump] {
+        &self.threads
+    }
+
+    /// The calling thread's entry, if it uses monitors.
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         // A thread that never used a monitor is not listed.
+    ///         assert!(diagnostics::snapshot().current_thread().is_none());
+    ///         let _guard = word.lock();
+    ///         let dump = diagnostics::snapshot();
+    ///         assert_eq!(dump.current_thread().unwrap().holds().len(), 1);
+    ///     });
+    /// });
+    /// ```
+    pub fn current_thread(&self) -> Option<&ThreadDump> {
+        let me = std::thread::current().id();
+        self.threads.iter().find(|thread| thread.id == me)
+    }
+
+    /// The cycles of entering threads in this snapshot, each starting at the
+    /// thread with the lowest index (so each cycle once).
+    pub(super) fn cycles(&self) -> Vec<Vec<usize>> {
+        let next = |i: usize| -> Option<usize> {
+            let blocked = self.threads[i].blocked.as_ref()?;
+            if blocked.kind != BlockKind::Entering || blocked.timed {
+                return None;
+            }
+            let owner = blocked.owner?;
+            self.threads
+                .iter()
+                .position(|t| t.id == owner && t.id != self.threads[i].id)
+        };
+        let mut cycles = Vec::new();
+        for start in 0..self.threads.len() {
+            let mut path = vec![start];
+            let mut at = start;
+            while let Some(n) = next(at) {
+                if n == start {
+                    if path.iter().all(|&i| i >= start) {
+                        cycles.push(path.clone());
+                    }
+                    break;
+                }
+                if path.contains(&n) || path.len() > self.threads.len() {
+                    break;
+                }
+                path.push(n);
+                at = n;
+            }
+        }
+        cycles
+    }
+}
+
+/// A cycle of threads each blocked entering a monitor the next one owns:
+/// none of them can go on. Its `Display` names the threads and monitors.
+///
+/// ```
+/// # use metalock::{MultiUseWord, diagnostics};
+/// # use std::sync::Barrier;
+/// # static A: MultiUseWord = MultiUseWord::new();
+/// # static B: MultiUseWord = MultiUseWord::new();
+/// # static BOTH_HOLD_ONE: Barrier = Barrier::new(2);
+/// # for (first, second) in [(&A, &B), (&B, &A)] {
+/// #     std::thread::spawn(move || {
+/// #         let _first = first.lock();
+/// #         BOTH_HOLD_ONE.wait();
+/// #         let _second = second.lock();
+/// #     });
+/// # }
+/// // Two threads lock words `A` and `B` in opposite orders, and block.
+/// let deadlock = loop {
+///     match diagnostics::deadlocks().pop() {
+///         Some(deadlock) => break deadlock,
+///         None => std::thread::yield_now(),
+///     }
+/// };
+/// println!("{deadlock}");
+/// assert!(deadlock.to_string().starts_with("Found one metalock deadlock (2 threads)"));
+/// // The threads stay blocked; the process ends without them.
+/// ```
+#[derive(Clone, Debug)]
+pub struct Deadlock {
+    pub(super) threads: Vec<ThreadDump>,
+}
+
+impl Deadlock {
+    /// The threads of the cycle, each waiting for a monitor that the next
+    /// one (the first, after the last) holds.
+    ///
+    /// ```
+    /// # use metalock::{MultiUseWord, diagnostics};
+    /// # use std::sync::Barrier;
+    /// # static A: MultiUseWord = MultiUseWord::new();
+    /// # static B: MultiUseWord = MultiUseWord::new();
+    /// # static BOTH_HOLD_ONE: Barrier = Barrier::new(2);
+    /// # for (first, second) in [(&A, &B), (&B, &A)] {
+    /// #     std::thread::spawn(move || {
+    /// #         let _first = first.lock();
+    /// #         BOTH_HOLD_ONE.wait();
+    /// #         let _second = second.lock();
+    /// #     });
+    /// # }
+    /// // Two threads lock words `A` and `B` in opposite orders, and block.
+    /// let deadlock = loop {
+    ///     match diagnostics::deadlocks().pop() {
+    ///         Some(deadlock) => break deadlock,
+    ///         None => std::thread::yield_now(),
+    ///     }
+    /// };
+    /// let threads = deadlock.threads();
+    /// assert_eq!(threads.len(), 2);
+    /// for (i, thread) in threads.iter().enumerate() {
+    ///     let next = &threads[(i + 1) % threads.len()];
+    ///     assert_eq!(thread.blocked_on().unwrap().owner, Some(next.id()));
+    /// }
+    /// ```
+    pub fn threads(&self) -> &[ThreadDump] {
+        &self.threads
+    }
+}
