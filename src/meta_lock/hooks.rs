@@ -1,0 +1,51 @@
+/// A point on the hand-off slow path.
+#[cfg_attr(metalock_swap_only, allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandoffEvent {
+    /// A thread swapped and found the meta-lock BUSY; it is about to race
+    /// its predecessor.
+    SuccessorQueued,
+    /// Case 1: the successor reached the predecessor's EE first.
+    SuccessorWon,
+    /// Case 2: the predecessor reached its EE first.
+    PredecessorWon,
+    /// A thread invited to re-contend for a monitor lost it to another
+    /// thread, and queues again.
+    ContenderPassedOver,
+    /// An exit handed the monitor to a thread passed over for too long
+    /// instead of releasing it (eventual fairness).
+    MonitorHandedOver,
+}
+
+#[cfg(feature = "__test-hooks")]
+static HOOK: core::sync::atomic::AtomicPtr<()> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+
+/// Calls `hook` at every hand-off event, on the thread where it happens;
+/// `None` removes it. The hook may run while the thread holds or waits
+/// for a meta-lock, where a panic aborts the process, so it must not
+/// touch any monitor and should not panic (the abort is what the
+/// unwinding tests check).
+#[cfg(feature = "__test-hooks")]
+pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
+    let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
+    // Release pairs with the Acquire in `fire`.
+    HOOK.store(ptr, core::sync::atomic::Ordering::Release);
+}
+
+#[inline(always)]
+pub(crate) fn fire(event: HandoffEvent) {
+    #[cfg(feature = "__test-hooks")]
+    {
+        // Acquire pairs with the Release in `set_handoff_hook`.
+        let ptr = HOOK.load(core::sync::atomic::Ordering::Acquire);
+        if !ptr.is_null() {
+            // SAFETY: a non-null value was stored from a
+            // `fn(HandoffEvent)`.
+            let hook: fn(HandoffEvent) = unsafe { core::mem::transmute(ptr) };
+            hook(event);
+        }
+    }
+    #[cfg(not(feature = "__test-hooks"))]
+    let _ = event;
+}

@@ -1,0 +1,124 @@
+//! The test-and-set meta-lock of section 5.4, for targets with a swap but no
+//! compare-and-swap (and any target with the `swap-only` feature).
+
+use super::{MetaLock, SELF_NESTED, check_not_in_seam, count_held};
+use crate::exec_env::ExecEnv;
+use crate::primitive::Ordering;
+use crate::sys::AbortOnDrop;
+use crate::word::{BUSY, MultiUseWord, state};
+
+/// The test-and-set meta-lock of section 5.4, for targets with a swap but no
+/// compare-and-swap: swap in the bare BUSY sentinel; if the old word was
+/// BUSY too, somebody holds the meta-lock, so yield and retry, then sleep with
+/// exponential back-off. Release is a plain store of the release bits. There
+/// is no hand-off, hence no FIFO order, and a waiting thread polls instead of
+/// blocking until it is handed the meta-lock.
+impl MultiUseWord {
+    /// Takes the meta-lock.
+    #[inline]
+    pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
+        check_not_in_seam(ee);
+        let word = self as *const MultiUseWord as usize;
+        // SAFETY: a thread-owned field of the calling thread's EE.
+        let first_held = ee.meta_lock_held.with(|held| unsafe { *held });
+        // As in the compare-and-swap backend's `get_meta_lock_slow`, but
+        // before the swap, and for the first meta-lock the thread holds (the
+        // crate holds one at a time; code it runs under one, such as a
+        // platform callback, may take others). The panic aborts, as there:
+        // it must not unwind into that code.
+        if first_held == word {
+            let _fence = AbortOnDrop;
+            panic!("{SELF_NESTED}");
+        }
+        count!(ee, get_meta_lock);
+        // AcqRel: Acquire pairs with the Release store of the previous
+        // holder; the swap publishes nothing, but AcqRel costs nothing more
+        // for the sequentially consistent assembly swaps.
+        let bits = self.word.swap(BUSY, Ordering::AcqRel);
+        let mut held = MetaLock {
+            word: self,
+            ee,
+            bits,
+        };
+        if state(bits) == BUSY {
+            count!(ee, get_meta_lock_slow);
+            held.bits = self.get_meta_lock_contended();
+        }
+        if first_held == 0 {
+            // SAFETY: as above.
+            ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
+        }
+        count_held(true);
+        held
+    }
+
+    #[cfg(not(metalock_model))]
+    #[cold]
+    fn get_meta_lock_contended(&self) -> usize {
+        let platform = crate::sys::get();
+        let mut round = 0_u32;
+        loop {
+            if round < YIELD_ROUNDS {
+                crate::primitive::yield_now();
+            } else {
+                sleep(platform, round - YIELD_ROUNDS);
+            }
+            round = round.saturating_add(1);
+            // AcqRel: as in `get_meta_lock`.
+            let bits = self.word.swap(BUSY, Ordering::AcqRel);
+            if state(bits) != BUSY {
+                return bits;
+            }
+        }
+    }
+
+    /// Under loom a retry waits for a release instead of polling (see
+    /// `primitive::releases`).
+    #[cfg(metalock_model)]
+    #[cold]
+    fn get_meta_lock_contended(&self) -> usize {
+        crate::primitive::releases::retry_after_release(|| {
+            // AcqRel: as in `get_meta_lock`.
+            let bits = self.word.swap(BUSY, Ordering::AcqRel);
+            (state(bits) != BUSY).then_some(bits)
+        })
+    }
+}
+
+impl MetaLock<'_> {
+    /// Releases the meta-lock by storing `release_bits` (never BUSY).
+    #[inline]
+    pub(crate) fn release(self, release_bits: usize) {
+        debug_assert_ne!(state(release_bits), BUSY);
+        count_held(false);
+        let word = self.word as *const MultiUseWord as usize;
+        // SAFETY: a thread-owned field of the calling thread's EE (a
+        // meta-lock is released by the thread that took it).
+        self.ee.meta_lock_held.with_mut(|held| unsafe {
+            if *held == word {
+                *held = 0;
+            }
+        });
+        // Release pairs with the Acquire of the next holder's swap.
+        self.word.word.store(release_bits, Ordering::Release);
+        #[cfg(metalock_model)]
+        crate::primitive::releases::released();
+        core::mem::forget(self);
+    }
+}
+
+/// Failed test-and-set rounds that yield before the back-off starts sleeping.
+#[cfg(not(metalock_model))]
+const YIELD_ROUNDS: u32 = 4;
+
+/// Sleeps 10 us * 2^`step`, at most about 1 ms, through the platform's
+/// timed wait on a private address that nobody wakes.
+#[cfg(not(metalock_model))]
+fn sleep(platform: crate::sys::Fenced, step: u32) {
+    let micros = 10_u64 << step.min(7);
+    let now = platform.now();
+    if let Some(deadline) = now.checked_add(core::time::Duration::from_micros(micros)) {
+        let never_woken = core::sync::atomic::AtomicU32::new(0);
+        platform.wait(&never_woken, 0, Some(deadline));
+    }
+}
