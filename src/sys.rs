@@ -342,6 +342,32 @@ unsafe impl Platform for StdPlatform {
     }
 }
 
+/// Has `parking_lot_core` set up the calling thread's parking data now,
+/// while the thread holds no lock, rather than on its first park: that
+/// allocates (the data, and the table of threads as it grows), and the
+/// first park may come under a meta-lock, where a global allocator that
+/// locks monitors would wait for itself. A park whose validation fails sets
+/// the data up and returns at once. The futex platform has none to set up.
+#[cfg(all(feature = "std", not(metalock_futex)))]
+#[cold]
+pub(crate) fn prepare_thread() {
+    let key = 0_u8;
+    // SAFETY: the key is the address of a local of this frame, which no
+    // other user of the parking lot parks on, and the park returns without
+    // parking (validation fails); the closures neither panic nor call back
+    // into the parking lot.
+    unsafe {
+        parking_lot_core::park(
+            &key as *const u8 as usize,
+            || false,
+            || {},
+            |_, _| {},
+            parking_lot_core::DEFAULT_PARK_TOKEN,
+            None,
+        );
+    }
+}
+
 /// What the process prints before it aborts when a panic unwinds out of a
 /// platform callback, or out of the crate's protocol (see `Fenced`).
 const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking protocol (out of \

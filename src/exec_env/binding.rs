@@ -90,6 +90,9 @@ mod std_threads {
             // SAFETY: `ee` is this thread's EE, just bound.
             unsafe { ee.detach(false) };
         }
+        // After the binding: an allocator that locks monitors finds it.
+        #[cfg(not(metalock_futex))]
+        crate::sys::prepare_thread();
         ee
     }
 
