@@ -169,7 +169,9 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
     match home.inspect(bits, &f) {
         Ok(found) => Some(found),
         Err(false) => None,
-        Err(true) => table().inspect(key.get(), |word| word.inspect(&f)),
+        // Bound before the shard lock: the word's inspect may need the EE,
+        // and binding one allocates.
+        Err(true) => ExecEnv::with_current(|_| table().inspect(key.get(), |word| word.inspect(&f))),
     }
 }
 
