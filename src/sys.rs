@@ -343,12 +343,18 @@ unsafe impl Platform for StdPlatform {
 }
 
 /// Has `parking_lot_core` set up the calling thread's parking data now,
-/// while the thread holds no lock, rather than on its first park: that
-/// allocates (the data, and the table of threads as it grows), and the
-/// first park may come under a meta-lock, where a global allocator that
-/// locks monitors would wait for itself. A park whose validation fails sets
-/// the data up and returns at once. The futex platform has none to set up.
-#[cfg(all(feature = "std", not(metalock_futex)))]
+/// while the thread holds none of the crate's locks, rather than on its
+/// first park: that allocates (the data, and the table of threads as it
+/// grows), and the first park may come under a meta-lock, where a global
+/// allocator that locks monitors would wait for itself. A park whose
+/// validation fails sets the data up and returns at once. The futex
+/// platform has none to set up.
+///
+/// What stays `parking_lot_core`'s: it grows its table under its own
+/// bucket locks, so an allocator that blocks there on a contended monitor
+/// hangs (it is not reentrant); and a thread past the destruction of its
+/// thread-locals gets fresh data on every park.
+#[cfg(all(feature = "std", not(metalock_futex), not(metalock_model)))]
 #[cold]
 pub(crate) fn prepare_thread() {
     let key = 0_u8;

@@ -16,7 +16,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -59,13 +59,19 @@ const THREADS: usize = 24;
 fn a_threads_first_park_allocates_nothing() {
     static WORDS: [MultiUseWord; THREADS] = [const { MultiUseWord::new() }; THREADS];
     let all_bound = Barrier::new(THREADS);
+    // One bind at a time: a bind that met another on the pools' lock would
+    // park there, uncounted, and set the thread up before the counted park.
+    let one_bind = Mutex::new(());
     let counts: Vec<usize> = thread::scope(|s| {
         let threads: Vec<_> = WORDS
             .iter()
             .map(|word| {
-                let all_bound = &all_bound;
+                let (all_bound, one_bind) = (&all_bound, &one_bind);
                 s.spawn(move || {
-                    let mut guard = word.lock();
+                    let mut guard = {
+                        let _one = one_bind.lock().unwrap();
+                        word.lock()
+                    };
                     // Every thread has bound its environment, and none has
                     // blocked yet.
                     all_bound.wait();

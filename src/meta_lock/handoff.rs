@@ -21,9 +21,10 @@ impl MultiUseWord {
     pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
         count!(ee, get_meta_lock);
-        // AcqRel (see "Memory orderings"): Acquire pairs with the previous
-        // holder's releasing compare-and-swap; Release publishes our reset
-        // `handoff` to the thread that will name us as predecessor.
+        // AcqRel (see "Memory orderings" in `meta_lock`'s docs): Acquire
+        // pairs with the previous holder's releasing compare-and-swap;
+        // Release publishes our reset `handoff` to the thread that will name
+        // us as predecessor.
         let bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
         let mut held = MetaLock {
             word: self,

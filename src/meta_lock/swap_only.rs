@@ -1,5 +1,5 @@
-//! The test-and-set meta-lock of section 5.4, for targets with a swap but no
-//! compare-and-swap (and any target with the `swap-only` feature).
+//! The meta-lock on targets with a swap but no compare-and-swap (and any
+//! target with the `swap-only` feature).
 
 use super::{MetaLock, SELF_NESTED, check_not_in_seam, count_held};
 use crate::exec_env::ExecEnv;
