@@ -3,6 +3,16 @@
 //! one, and [`Fenced`], the only way the crate calls it. Public as
 //! `metalock::platform`.
 
+#[cfg(not(feature = "std"))]
+mod registry;
+#[cfg(feature = "std")]
+mod std_platform;
+
+#[cfg(feature = "std")]
+pub use std_platform::StdPlatform;
+#[cfg(all(feature = "std", not(metalock_futex), not(metalock_model)))]
+pub(crate) use std_platform::prepare_thread;
+
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
 #[cfg(not(feature = "std"))]
@@ -224,156 +234,6 @@ pub unsafe trait Platform: Sync {
     }
 }
 
-/// The platform of every `std` target: threads block on the futex system
-/// call on 64-bit Linux, and through `parking_lot_core`'s address-keyed
-/// parking lot elsewhere (on 32-bit Linux the classic call and
-/// `libc::timespec` disagree on some targets about the width of time).
-///
-/// The crate uses it without being told; it is public so that code written
-/// against [`Platform`] can run on it.
-///
-/// ```
-/// use metalock::platform::{Platform, StdPlatform};
-/// use std::sync::atomic::AtomicU32;
-///
-/// let word = AtomicU32::new(1);
-/// StdPlatform.wait(&word, 0, None); // not 0: returns at once
-/// StdPlatform.wait(&word, 1, Some(StdPlatform.now())); // deadline passed
-/// ```
-#[cfg(feature = "std")]
-#[derive(Debug, Default, Clone, Copy)]
-pub struct StdPlatform;
-
-#[cfg(feature = "std")]
-// SAFETY: the futex compares `*word` with `expected` and sleeps atomically
-// with respect to a wake on the same address, and `parking_lot_core::park`
-// validates `*word == expected` under the bucket lock that `unpark_all`
-// takes, so either way a wake that follows a change of the value is never
-// missed; `std::time::Instant` is monotonic. The thread slot is not used with
-// std.
-unsafe impl Platform for StdPlatform {
-    #[cfg(metalock_futex)]
-    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
-        let timeout = match deadline {
-            None => None,
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return;
-                }
-                Some(libc::timespec {
-                    tv_sec: left.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
-                    tv_nsec: left.subsec_nanos() as _,
-                })
-            }
-        };
-        let timeout = timeout
-            .as_ref()
-            .map_or(core::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: the variadic arguments match the kernel's futex ABI (the
-        // word's address, a `c_int` operation, a `u32` value, a timespec
-        // pointer; none narrower than `int`); `word` is a live, aligned
-        // 32-bit atomic for the whole call, and `timeout` is null or points
-        // at a timespec on our stack, of the layout this 64-bit target's
-        // call reads. The futex only reads the word; an error (the value
-        // changed, a signal, the timeout) is a return the caller treats as
-        // spurious.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word.as_ptr(),
-                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                expected,
-                timeout,
-            );
-        }
-    }
-
-    #[cfg(metalock_futex)]
-    fn wake(&self, word: &AtomicU32) {
-        // SAFETY: the variadic arguments match the kernel's futex ABI (the
-        // word's address, a `c_int` operation, an `int` count); `word` is a
-        // live, aligned 32-bit atomic; waking has no other effect on memory.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                i32::MAX,
-            );
-        }
-    }
-
-    #[cfg(not(metalock_futex))]
-    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
-        use core::sync::atomic::Ordering;
-        let key = word as *const AtomicU32 as usize;
-        // SAFETY: the key is the address of an atomic owned by this crate's
-        // parker, so no other user of the parking lot parks on it; the
-        // closures neither panic nor call back into the parking lot.
-        unsafe {
-            parking_lot_core::park(
-                key,
-                // Relaxed: the parker's own swaps order the data.
-                || word.load(Ordering::Relaxed) == expected,
-                || {},
-                |_, _| {},
-                parking_lot_core::DEFAULT_PARK_TOKEN,
-                deadline,
-            );
-        }
-    }
-
-    #[cfg(not(metalock_futex))]
-    fn wake(&self, word: &AtomicU32) {
-        let key = word as *const AtomicU32 as usize;
-        // SAFETY: see `wait`: the key belongs to this crate's parker.
-        unsafe {
-            parking_lot_core::unpark_all(key, parking_lot_core::DEFAULT_UNPARK_TOKEN);
-        }
-    }
-
-    fn yield_now(&self) {
-        std::thread::yield_now();
-    }
-
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
-/// Has `parking_lot_core` set up the calling thread's parking data now,
-/// while the thread holds none of the crate's locks, rather than on its
-/// first park: that allocates (the data, and the table of threads as it
-/// grows), and the first park may come under a meta-lock, where a global
-/// allocator that locks monitors would wait for itself. A park whose
-/// validation fails sets the data up and returns at once. The futex
-/// platform has none to set up.
-///
-/// What stays `parking_lot_core`'s: it grows its table under its own
-/// bucket locks, so an allocator that blocks there on a contended monitor
-/// hangs (it is not reentrant); and a thread past the destruction of its
-/// thread-locals gets fresh data on every park.
-#[cfg(all(feature = "std", not(metalock_futex), not(metalock_model)))]
-#[cold]
-pub(crate) fn prepare_thread() {
-    let key = 0_u8;
-    // SAFETY: the key is the address of a local of this frame, which no
-    // other user of the parking lot parks on, and the park returns without
-    // parking (validation fails); the closures neither panic nor call back
-    // into the parking lot.
-    unsafe {
-        parking_lot_core::park(
-            &key as *const u8 as usize,
-            || false,
-            || {},
-            |_, _| {},
-            parking_lot_core::DEFAULT_PARK_TOKEN,
-            None,
-        );
-    }
-}
-
 /// What the process prints before it aborts when a panic unwinds out of a
 /// platform callback, or out of the crate's protocol (see `Fenced`).
 const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking protocol (out of \
@@ -476,66 +336,6 @@ impl Fenced {
 #[inline]
 pub(crate) fn get() -> Fenced {
     Fenced(&StdPlatform)
-}
-
-#[cfg(not(feature = "std"))]
-mod registry {
-    use super::Platform;
-    use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
-
-    /// Points at a `&'static dyn Platform` (a thin pointer to the fat one),
-    /// null until `set_platform` stores it; written once.
-    static PLATFORM: AtomicPtr<&'static dyn Platform> = AtomicPtr::new(core::ptr::null_mut());
-    /// Set by the first `set_platform`, by a swap (every backend has one).
-    static CLAIMED: AtomicU32 = AtomicU32::new(0);
-
-    /// Why [`set_platform`] refused.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct PlatformAlreadySet;
-
-    impl core::fmt::Display for PlatformAlreadySet {
-        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-            f.write_str(
-                "metalock: a platform is already registered; set_platform may succeed only once",
-            )
-        }
-    }
-
-    /// Registers the platform the crate runs on. Call it once, before the
-    /// first lock; later calls are refused, and return once the first
-    /// call's platform is in place, so that the crate runs either way.
-    pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlreadySet> {
-        // A thin pointer to the fat one, made before the claim so that the
-        // claim and the store are a few instructions apart.
-        let boxed = alloc::boxed::Box::new(platform);
-        // Relaxed: the claim only decides who stores; the store publishes.
-        if crate::arch::swap_u32(&CLAIMED, 1, Ordering::Relaxed) != 0 {
-            // Acquire: as in `get`. The winner stores right after its claim.
-            while PLATFORM.load(Ordering::Acquire).is_null() {
-                core::hint::spin_loop();
-            }
-            return Err(PlatformAlreadySet);
-        }
-        // Leaked: it is never replaced. Release pairs with the Acquire load
-        // in `get`: a thread that sees the pointer sees the platform it
-        // points to.
-        PLATFORM.store(alloc::boxed::Box::into_raw(boxed), Ordering::Release);
-        Ok(())
-    }
-
-    #[inline]
-    pub(crate) fn get() -> super::Fenced {
-        // Acquire pairs with the Release store in `set_platform`.
-        let ptr = PLATFORM.load(Ordering::Acquire);
-        assert!(
-            !ptr.is_null(),
-            "metalock: no platform registered; without the `std` feature call \
-             metalock::platform::set_platform before the first lock"
-        );
-        // SAFETY: a non-null pointer came from the leaked box of
-        // `set_platform` and is never changed or freed.
-        super::Fenced(unsafe { *ptr })
-    }
 }
 
 #[cfg(not(feature = "std"))]
