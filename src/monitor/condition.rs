@@ -75,8 +75,7 @@ impl ConditionWord {
         // stripe change the word, so swapping back a refused binding is as
         // good, and a single read-modify-write is what lets loom see this
         // write race with a notify's first load. Relaxed: read under the
-        // stripe, or by a notify's first load, whose Acquire pairs with the
-        // release of the monitor's meta-lock that follows.
+        // stripe, or by a notify's first load (see `notify`).
         match self.bound.swap(word, Ordering::Relaxed) {
             0 => Ok(()),
             bound if bound == word => Ok(()),
@@ -103,10 +102,13 @@ impl ConditionWord {
     /// Costs one load when nobody waits on the condition.
     #[inline]
     pub(crate) fn notify(&self, all: bool) -> usize {
-        // Acquire pairs with the release of the monitor's meta-lock that
-        // followed a waiter's binding, so that a notifier ordered after a
-        // waiter's registration (through the monitor) sees it.
-        if self.bound.load(Ordering::Acquire) == 0 {
+        // Relaxed: a waiter binds the condition before it releases the
+        // monitor's meta-lock, so a notifier ordered after that release
+        // (through the monitor) reads the binding or a later value
+        // (coherence), which is 0 only once no waiter is left. Nothing is
+        // read on the strength of this load: a binding leads to the
+        // stripe's lock, under which it is read again.
+        if self.bound.load(Ordering::Relaxed) == 0 {
             return 0;
         }
         self.notify_waiters(all)

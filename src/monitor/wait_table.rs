@@ -80,9 +80,12 @@ impl Stripe {
     /// a waiter is counted before it releases the monitor.
     #[inline]
     pub(super) fn may_have_waiters(&self) -> bool {
-        // Acquire pairs with the Release of the stripe's unlock, and with
-        // that of the monitor's release that follows a waiter's count.
-        self.waiting.load(Ordering::Acquire) != 0
+        // Relaxed: a waiter's count is stored before it releases the
+        // monitor, so a caller ordered after that release (through the
+        // monitor) reads that count or a later one (coherence), which still
+        // counts the waiter unless it left. Nothing is read on the strength
+        // of this load: a non-zero count leads to the stripe's lock.
+        self.waiting.load(Ordering::Relaxed) != 0
     }
 
     /// Runs `f` with the stripe's lock held.
@@ -105,8 +108,8 @@ pub(super) struct Waiting<'a> {
 impl Waiting<'_> {
     fn count(&mut self, delta: isize) {
         self.list.len = self.list.len.wrapping_add_signed(delta);
-        // Relaxed: readers synchronize through the lock's release or the
-        // monitor's (see `may_have_waiters`).
+        // Relaxed: read under the lock, or by `may_have_waiters` (see
+        // there).
         self.waiting.store(self.list.len, Ordering::Relaxed);
     }
 
