@@ -2,8 +2,10 @@
 //! Loom models of conditions (`metalock::Condition`): a notify on one
 //! condition never reaches another's waiter, a notify racing a waiter whose
 //! time runs out is delivered exactly when it says so (with and without the
-//! notifier holding the monitor), and a bounded buffer with two conditions,
-//! two producers and two consumers neither loses an item nor hangs.
+//! notifier holding the monitor), a notify racing an interrupt of the
+//! waiter it would reach is never lost, and a bounded buffer with two
+//! conditions, two producers and two consumers neither loses an item nor
+//! hangs.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -15,9 +17,9 @@ use std::time::Duration;
 
 mod common;
 use common::{builder, explore};
-use loom::sync::Arc;
+use loom::sync::{Arc, Mutex};
 use loom::thread;
-use metalock::{Condition, Synchronized};
+use metalock::{Condition, Interrupted, Synchronized};
 
 /// A value and two conditions on its monitor.
 struct Shared {
@@ -162,4 +164,51 @@ fn two_conditions_two_producers_two_consumers() {
             assert_eq!(items, [1, 2]);
         },
     );
+}
+
+/// A notify on a condition, without the monitor, races an interrupt of the
+/// waiter it would reach (JLS 17.2.4): waiter A waits interruptibly, B
+/// plainly; the main thread interrupts A and notifies once. If A reports
+/// the interrupt, the notify must have reached B (else B sleeps for ever,
+/// which loom reports as a deadlock); if A returns notified, its interrupt
+/// is still pending and a second notify releases B.
+#[test]
+fn condition_notify_races_an_interrupt() {
+    explore("condition_notify_races_an_interrupt", builder(2), || {
+        let shared = shared();
+        let handle = Arc::new(Mutex::new(None));
+        let a = {
+            let (shared, handle) = (Arc::clone(&shared), Arc::clone(&handle));
+            thread::spawn(move || {
+                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                let mut g = shared.value.lock();
+                *g += 1;
+                let result = shared.a.wait_interruptibly(&mut g);
+                (result, metalock::interrupted())
+            })
+        };
+        let b = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                *g += 1;
+                shared.a.wait(&mut g);
+            })
+        };
+        // Both wait once both counted themselves under the monitor.
+        while *shared.value.lock() < 2 {
+            thread::yield_now();
+        }
+        let handle = handle.lock().unwrap().take().unwrap();
+        handle.interrupt();
+        assert!(shared.a.notify_one(), "A or B waits");
+        match a.join().unwrap() {
+            (Ok(()), pending) => {
+                assert!(pending, "a notified waiter keeps the interrupt");
+                assert!(shared.a.notify_one(), "B still waits");
+            }
+            (Err(Interrupted), pending) => assert!(!pending),
+        }
+        b.join().unwrap();
+    });
 }

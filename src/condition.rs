@@ -5,6 +5,8 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::guard::{AsMonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until};
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
 use crate::monitor::{ConditionWord, WaitSet};
 use crate::sys::Instant;
 
@@ -15,9 +17,10 @@ use crate::sys::Instant;
 /// A wait releases every level of the monitor the guard holds and comes back
 /// at the same depth, like the monitor's own `wait`. A notify reaches only
 /// this condition's waiters, the one that has waited longest first; a
-/// notified waiter joins the monitor's entry queue and is handed the
-/// monitor when its turn comes, so it wakes owning the monitor, never only
-/// to block again. Notifications are not remembered: a notify with nobody
+/// notified waiter joins the monitor's entry queue, ahead of the threads
+/// that wait to enter, and re-contends when the monitor is released; if a
+/// thread that was running takes it first, the waiter is handed the monitor
+/// by the next release, so it blocks again at most once. Notifications are not remembered: a notify with nobody
 /// waiting costs one load and does nothing. `notify_*` may be called with
 /// or without holding the monitor.
 ///
@@ -188,6 +191,113 @@ impl Condition {
         )
     }
 
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
+    /// it too (see [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly)): `Err(Interrupted)`
+    /// when the interrupt ended the wait or came before the thread had the
+    /// monitor back, with the monitor held at the same depth either way and
+    /// the flag cleared; an interrupt pending at the call ends it at once.
+    /// A waiter that a notify of this condition reached returns `Ok` even if
+    /// an interrupt came too, leaving the flag set; one that returns `Err`
+    /// left before any notify took it, so the notify reached another waiter
+    /// (JLS 17.2.4). Java's `Condition.await`.
+    ///
+    /// # Panics
+    ///
+    /// If other threads wait on this condition with another monitor.
+    ///
+    /// ```
+    /// use metalock::{Condition, Interrupted, Synchronized};
+    ///
+    /// let jobs = Synchronized::new(Vec::<u32>::new());
+    /// let posted = Condition::new();
+    /// std::thread::scope(|s| {
+    ///     let (tx, rx) = std::sync::mpsc::channel();
+    ///     let (jobs, posted) = (&jobs, &posted);
+    ///     let worker = s.spawn(move || {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         let mut jobs = jobs.lock();
+    ///         while jobs.is_empty() {
+    ///             posted.wait_interruptibly(&mut jobs)?; // told to stop
+    ///         }
+    ///         Ok(jobs.pop())
+    ///     });
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(worker.join().unwrap(), Err(Interrupted));
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly<G: AsMonitorGuard + ?Sized>(
+        &self,
+        guard: &mut G,
+    ) -> Result<(), Interrupted> {
+        guard
+            .__monitor_guard()
+            .0
+            .wait_interruptibly_on(self.wait_set(), None)
+            .map(drop)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::{Condition, Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let changed = Condition::new();
+    /// let mut guard = value.lock();
+    /// // Neither a notify nor an interrupt: the time runs out.
+    /// let result = changed.wait_for_interruptibly(&mut guard, Duration::from_millis(1));
+    /// assert!(result.unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once.
+    /// metalock::interrupt_handle().interrupt();
+    /// let result = changed.wait_for_interruptibly(&mut guard, Duration::from_secs(60));
+    /// assert_eq!(result, Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly<G: AsMonitorGuard + ?Sized>(
+        &self,
+        guard: &mut G,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        guard
+            .__monitor_guard()
+            .0
+            .wait_interruptibly_on(self.wait_set(), deadline_after(timeout))
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Condition, Instant, Interrupted, Synchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = Synchronized::new(0);
+    /// let changed = Condition::new();
+    /// let mut guard = value.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(changed.wait_until_interruptibly(&mut guard, deadline), Err(Interrupted));
+    /// // The interrupt was consumed: the next wait runs until the deadline.
+    /// assert!(changed.wait_until_interruptibly(&mut guard, deadline).unwrap().timed_out());
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly<G: AsMonitorGuard + ?Sized>(
+        &self,
+        guard: &mut G,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        guard
+            .__monitor_guard()
+            .0
+            .wait_interruptibly_on(self.wait_set(), Some(deadline))
+    }
+
     /// Waits while `condition` holds for the guard's value (`&mut ()` for a
     /// `MonitorGuard`), re-checking it after every wake-up.
     ///
@@ -271,9 +381,9 @@ impl Condition {
         wait_while_until(guard, self.wait_set(), condition, Some(deadline))
     }
 
-    /// Notifies the thread that has waited longest on this condition: it is
-    /// handed the monitor when its turn comes. Returns whether there was
-    /// one; with nobody waiting this costs one load.
+    /// Notifies the thread that has waited longest on this condition: it
+    /// joins the monitor's entry queue (see [`Condition`]). Returns whether
+    /// there was one; with nobody waiting this costs one load.
     ///
     /// ```
     /// use metalock::Condition;

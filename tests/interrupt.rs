@@ -6,7 +6,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use metalock::{Interrupted, MultiUseWord, Synchronized};
+use metalock::{
+    Condition, Interrupted, MultiUseWord, Synchronized, SynchronizedGuard, WaitTimeoutResult,
+};
 
 /// Long enough never to expire on a loaded machine: a wait that reaches it
 /// means a lost wake-up, which the assertions then report.
@@ -68,12 +70,95 @@ fn plain_waits_ignore_interrupts_and_timed_ones_time_out() {
     assert!(result.unwrap().timed_out());
 }
 
+/// A `Condition` wait is interruptible too, and a waiter that reports the
+/// interrupt leaves the condition free for another monitor.
+#[test]
+fn a_condition_wait_is_interruptible() {
+    let first = MultiUseWord::new();
+    let second = MultiUseWord::new();
+    let condition = Condition::new();
+    thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let (first, condition) = (&first, &condition);
+        let waiter = s.spawn(move || {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let _outer = first.lock();
+            let mut guard = first.lock();
+            let result = condition.wait_for_interruptibly(&mut guard, NEVER);
+            (result, guard.depth(), first.is_held_by_current_thread())
+        });
+        let handle = rx.recv().unwrap();
+        handle.interrupt();
+        assert_eq!(waiter.join().unwrap(), (Err(Interrupted), 2, true));
+        assert!(!handle.is_interrupted());
+    });
+    assert!(!first.is_locked());
+    // Nobody waits on it any more: another monitor may use it.
+    let mut guard = second.lock();
+    assert!(
+        condition
+            .wait_for(&mut guard, Duration::from_millis(1))
+            .timed_out()
+    );
+}
+
+/// Where the waiters of `notify_races_an_interrupt` wait.
+#[derive(Clone, Copy)]
+enum Set<'a> {
+    /// The monitor's own wait set, notified under the monitor.
+    Monitor,
+    /// A condition, notified without the monitor except when the test
+    /// holds it anyway.
+    Condition(&'a Condition),
+}
+
+impl Set<'_> {
+    fn wait_interruptibly(
+        self,
+        guard: &mut SynchronizedGuard<'_, u32>,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        match self {
+            Set::Monitor => guard.wait_for_interruptibly(NEVER),
+            Set::Condition(condition) => condition.wait_for_interruptibly(guard, NEVER),
+        }
+    }
+
+    fn wait(self, guard: &mut SynchronizedGuard<'_, u32>) -> WaitTimeoutResult {
+        match self {
+            Set::Monitor => guard.wait_for(NEVER),
+            Set::Condition(condition) => condition.wait_for(guard, NEVER),
+        }
+    }
+
+    /// Notifies one waiter, holding the monitor through `held` if given,
+    /// or taking it for the monitor's own wait set.
+    fn notify_one(
+        self,
+        state: &Synchronized<u32>,
+        held: Option<&SynchronizedGuard<'_, u32>>,
+    ) -> bool {
+        match (self, held) {
+            (Set::Monitor, Some(guard)) => guard.notify_one(),
+            (Set::Monitor, None) => state.lock().notify_one(),
+            (Set::Condition(condition), _) => condition.notify_one(),
+        }
+    }
+}
+
 /// Two waiters, A (interruptible, first in the wait set) and B; one thread
 /// notifies once while another interrupts A. Either A returns notified with
 /// its interrupt still pending, or A reports the interrupt and the notify
-/// reached B: never both lost.
+/// reached B: never both lost. On the monitor's wait set and on a
+/// condition.
 #[test]
 fn a_notify_is_never_lost_to_an_interrupt() {
+    let condition = Condition::new();
+    for set in [Set::Monitor, Set::Condition(&condition)] {
+        notify_races_an_interrupt(set);
+    }
+}
+
+fn notify_races_an_interrupt(set: Set<'_>) {
     let (mut notified, mut interrupted) = (0, 0);
     for round in 0..200 {
         let state = Synchronized::new(0_u32); // waiters that started waiting
@@ -84,17 +169,17 @@ fn a_notify_is_never_lost_to_an_interrupt() {
                 tx.send(metalock::interrupt_handle()).unwrap();
                 let mut guard = state.lock();
                 *guard += 1;
-                guard.wait_for_interruptibly(NEVER)
+                set.wait_interruptibly(&mut guard)
             });
             let handle = rx.recv().unwrap();
             // B queues behind A in the wait set.
             while *state.lock() < 1 {
                 thread::yield_now();
             }
-            let b = s.spawn(|| {
+            let b = s.spawn(move || {
                 let mut guard = state.lock();
                 *guard += 1;
-                guard.wait_for(NEVER).timed_out()
+                set.wait(&mut guard).timed_out()
             });
             while *state.lock() < 2 {
                 thread::yield_now();
@@ -108,19 +193,19 @@ fn a_notify_is_never_lost_to_an_interrupt() {
                         let handle = handle.clone();
                         move || handle.interrupt()
                     });
-                    assert!(state.lock().notify_one());
+                    assert!(set.notify_one(state, None));
                     interrupter.join().unwrap();
                 }
                 // Interrupt first, and give A time to leave the wait set.
                 1 => {
                     handle.interrupt();
                     thread::sleep(Duration::from_millis(1));
-                    assert!(state.lock().notify_one());
+                    assert!(set.notify_one(state, None));
                 }
                 // Notify first, interrupt while A is on its way back in.
                 _ => {
                     let guard = state.lock();
-                    assert!(guard.notify_one());
+                    assert!(set.notify_one(state, Some(&guard)));
                     handle.interrupt();
                     drop(guard);
                 }
@@ -135,7 +220,7 @@ fn a_notify_is_never_lost_to_an_interrupt() {
                         still_pending,
                         "round {round}: a notified waiter keeps the interrupt"
                     );
-                    assert!(state.lock().notify_one(), "round {round}: B still waits");
+                    assert!(set.notify_one(state, None), "round {round}: B still waits");
                 }
                 Err(Interrupted) => {
                     interrupted += 1;

@@ -1,11 +1,264 @@
-//! The wait loop behind every `wait_while`, and [`AsMonitorGuard`], what a
-//! `Condition` waits with.
+//! Waiting through a guard: [`MonitorGuard`]'s wait methods, the wait loop
+//! behind every `wait_while`, and [`AsMonitorGuard`], what a `Condition`
+//! waits with.
 
-use super::{MonitorGuard, WaitTimeoutResult};
+use core::time::Duration;
+
+use super::{MonitorGuard, WaitTimeoutResult, deadline_after};
 #[cfg(all(feature = "stats", not(metalock_model)))]
 use crate::exec_env::ExecEnv;
-use crate::monitor::WaitSet;
+#[cfg(feature = "std")]
+use crate::exec_env::interrupt::Interrupt;
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
+use crate::monitor::{WaitEnd, WaitSet};
 use crate::sys::Instant;
+
+impl MonitorGuard<'_> {
+    /// Releases the monitor fully, whatever the depth, blocks until another
+    /// thread notifies, then re-enters at the same depth. A notified waiter
+    /// re-contends when the monitor is released, and if a running thread
+    /// takes it first, is handed it by the next release: it blocks again at
+    /// most once. Like every condition wait, call it in a loop that
+    /// re-checks the condition, or use [`wait_while`](Self::wait_while).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let done = AtomicBool::new(false);
+    /// let _outer = word.lock();
+    /// let mut guard = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         // Gets in while the owner waits: `wait` released both levels.
+    ///         let guard = word.lock();
+    ///         done.store(true, Relaxed);
+    ///         guard.notify_one();
+    ///     });
+    ///     while !done.load(Relaxed) {
+    ///         guard.wait();
+    ///     }
+    /// });
+    /// assert_eq!(guard.depth(), 2);
+    /// ```
+    #[track_caller]
+    pub fn wait(&mut self) {
+        self.wait_on(WaitSet::Monitor, None);
+    }
+
+    /// As [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _outer = word.lock();
+    /// let mut guard = word.lock();
+    /// // Nobody notifies: the wait gives up, and the monitor is held again.
+    /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    /// assert_eq!(guard.depth(), 2);
+    /// ```
+    #[track_caller]
+    pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, deadline_after(timeout)))
+    }
+
+    /// As [`wait`](Self::wait), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(guard.wait_until(deadline).timed_out());
+    /// assert!(word.is_held_by_current_thread());
+    /// ```
+    #[track_caller]
+    pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
+        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, Some(deadline)))
+    }
+
+    /// As [`wait`](Self::wait), but an interrupt of the calling thread
+    /// ([`InterruptHandle::interrupt`](crate::InterruptHandle::interrupt))
+    /// ends it too, with `Err(Interrupted)`, clearing the thread's flag; a
+    /// flag set before the call ends it at once, and a timed wait whose time
+    /// ran out reports an interrupt that came while it was getting the
+    /// monitor back (as HotSpot's does). Either way the monitor is
+    /// held again at the same depth. A waiter that a notify reached returns
+    /// `Ok` even if an interrupt came too, leaving the flag set; one that
+    /// returns `Err` left before any notify took it, so a notify always
+    /// reaches some waiter (JLS 17.2.4).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    ///
+    /// let word = MultiUseWord::new();
+    /// metalock::interrupt_handle().interrupt();
+    /// let mut guard = word.lock();
+    /// assert_eq!(guard.wait_interruptibly(), Err(Interrupted));
+    /// assert_eq!(guard.depth(), 1);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+        self.wait_interruptibly_on(WaitSet::Monitor, None).map(drop)
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
+    /// `timeout`.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// // Neither a notify nor an interrupt: the time runs out.
+    /// assert!(guard.wait_for_interruptibly(Duration::from_millis(1)).unwrap().timed_out());
+    /// // A pending interrupt ends the wait at once.
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_for_interruptibly(Duration::from_secs(60)), Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.wait_interruptibly_on(WaitSet::Monitor, deadline_after(timeout))
+    }
+
+    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
+    /// `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_until_interruptibly(deadline), Err(Interrupted));
+    /// // The interrupt was consumed: the next wait runs until the deadline.
+    /// assert!(guard.wait_until_interruptibly(deadline).unwrap().timed_out());
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_until_interruptibly(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        self.wait_interruptibly_on(WaitSet::Monitor, Some(deadline))
+    }
+
+    /// Waits while `condition` holds, re-checking it after every wake-up.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let ready = AtomicBool::new(false);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let guard = word.lock();
+    ///         ready.store(true, Relaxed);
+    ///         guard.notify_all();
+    ///     });
+    ///     let mut guard = word.lock();
+    ///     guard.wait_while(|| !ready.load(Relaxed));
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn wait_while(&mut self, mut condition: impl FnMut() -> bool) {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), None);
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up after `timeout`; timed
+    /// out if the condition still held when the time ran out.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let ready = AtomicBool::new(false);
+    /// let mut guard = word.lock();
+    /// // Nobody sets the flag: timed out with the condition still true.
+    /// let result = guard.wait_while_for(|| !ready.load(Relaxed), Duration::from_millis(1));
+    /// assert!(result.timed_out());
+    /// ready.store(true, Relaxed);
+    /// // The condition is false: it returns at once.
+    /// assert!(!guard.wait_while_for(|| !ready.load(Relaxed), Duration::from_millis(1)).timed_out());
+    /// ```
+    #[track_caller]
+    pub fn wait_while_for(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
+        let deadline = deadline_after(timeout);
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), deadline)
+    }
+
+    /// As [`wait_while`](Self::wait_while), giving up at `deadline`; timed
+    /// out if the condition still held then.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut queue = vec![1];
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(!guard.wait_while_until(|| queue.is_empty(), deadline).timed_out());
+    /// queue.clear();
+    /// assert!(guard.wait_while_until(|| queue.is_empty(), deadline).timed_out());
+    /// ```
+    #[track_caller]
+    pub fn wait_while_until(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
+        wait_while_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
+    }
+
+    /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
+    /// public waits take `&mut self`, which is what keeps references into a
+    /// `Synchronized` value from living across the wait.
+    #[track_caller]
+    pub(crate) fn wait_on(&self, set: WaitSet<'_>, deadline: Option<Instant>) -> bool {
+        self.word.wait(self.record, deadline, set, None) == WaitEnd::TimedOut
+    }
+
+    /// Waits on `set` until notified, `deadline`, or an interrupt of the
+    /// calling thread. Takes `&self`, as `wait_on`.
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub(crate) fn wait_interruptibly_on(
+        &self,
+        set: WaitSet<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        let end = Interrupt::with_current(|interrupt| {
+            self.word.wait(self.record, deadline, set, interrupt)
+        });
+        match end {
+            WaitEnd::Notified => Ok(WaitTimeoutResult(false)),
+            WaitEnd::TimedOut => Ok(WaitTimeoutResult(true)),
+            WaitEnd::Interrupted => Err(Interrupted),
+        }
+    }
+}
 
 /// The wait loop behind every `wait_while`: waits on `set` while `condition`
 /// holds for the guard's target, until `deadline`. Timed out if the
