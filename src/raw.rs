@@ -16,10 +16,11 @@ use crate::word::MultiUseWord;
 /// extra-fast path when uncontended, the meta-lock and its queue otherwise.
 ///
 /// Not reentrant, as `RawMutex`'s contract requires: `lock` by the thread
-/// that holds it panics instead of handing out a second `&mut`, and
-/// `try_lock`, `try_lock_for` and `try_lock_until` return `None` at once,
-/// before their timeout, which `RawMutexTimed` otherwise asks them to wait
-/// out: that wait could only end at the deadline. Where metalock
+/// that holds it panics instead of handing out a second `&mut`, `try_lock`
+/// returns `None`, and `try_lock_for` and `try_lock_until` return `None`
+/// once their time has run out, as `RawMutexTimed` asks of a failed try
+/// (waiting for itself, the thread can only fail; a timeout too long for
+/// the clock panics, as `lock` does). Where metalock
 /// differs from parking_lot's `Mutex`: no wait/notify through
 /// `lock_api::MutexGuard` (use [`Synchronized`](crate::Synchronized) for
 /// that), and a fair monitor ([`new_fair`](Self::new_fair)) hands over on
@@ -187,18 +188,26 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     type Instant = Instant;
 
     #[inline]
+    #[track_caller]
     fn try_lock_for(&self, timeout: Duration) -> Option<RawMonitorToken> {
         match deadline_after(timeout) {
             Some(deadline) => self.try_lock_until(deadline),
-            // No deadline the clock can hold; the owner gets `None` at once.
-            None if self.word.is_held_by_current_thread() => None,
+            // No deadline the clock can hold: as `lock`, which panics for
+            // the owner rather than wait for itself for ever.
             None => Some(lock_api::RawMutex::lock(self)),
         }
     }
 
     #[inline]
     fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
-        try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
-            .map(|record| self.token(record))
+        let entered = try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline));
+        // The protocol refuses the owner at once; `RawMutexTimed` has a
+        // failed try return no earlier than its deadline. (A model build
+        // has no time to wait out.)
+        #[cfg(not(metalock_model))]
+        if entered.is_none() && self.word.is_held_by_current_thread() {
+            crate::sys::get().sleep_until(deadline);
+        }
+        entered.map(|record| self.token(record))
     }
 }

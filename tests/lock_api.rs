@@ -16,7 +16,7 @@ use std::sync::Arc;
 #[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 type Mutex<T> = lock_api::Mutex<RawMonitor, T>;
 
@@ -66,7 +66,15 @@ fn try_lock_and_timed_lock() {
     });
     // The owner's own try_lock finds it locked: not reentrant.
     assert!(m.try_lock().is_none());
-    assert!(m.try_lock_for(Duration::from_millis(1)).is_none());
+    // `RawMutexTimed`: a failed timed try returns no earlier than its
+    // deadline, even the owner's, which can only fail (a lower bound on
+    // the time, the contract, not a measure of speed).
+    let start = Instant::now();
+    assert!(m.try_lock_for(Duration::from_millis(5)).is_none());
+    assert!(start.elapsed() >= Duration::from_millis(5));
+    let deadline = Instant::now() + Duration::from_millis(5);
+    assert!(m.try_lock_until(deadline).is_none());
+    assert!(Instant::now() >= deadline);
     drop(guard);
     assert!(!m.is_locked());
     *m.try_lock_for(Duration::from_millis(10)).unwrap() += 1;
@@ -79,6 +87,16 @@ fn a_relock_by_the_owner_panics() {
     let m = Mutex::new(0);
     let _first = m.lock();
     let _second = m.lock();
+}
+
+/// A timeout past what the clock can hold is a `lock`: the owner's panics
+/// rather than wait for itself for ever.
+#[test]
+#[should_panic(expected = "not reentrant")]
+fn an_endless_timed_relock_by_the_owner_panics() {
+    let m = Mutex::new(0);
+    let _first = m.lock();
+    let _second = m.try_lock_for(Duration::MAX);
 }
 
 #[test]

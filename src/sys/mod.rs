@@ -322,6 +322,16 @@ impl Fenced {
         abort_on_unwind(|| self.0.now())
     }
 
+    /// Blocks until `deadline`, in timed waits on a private address that
+    /// nobody wakes.
+    #[cfg(all(not(metalock_model), any(metalock_swap_only, feature = "lock_api")))]
+    pub(crate) fn sleep_until(self, deadline: Instant) {
+        let never_woken = AtomicU32::new(0);
+        while self.now() < deadline {
+            self.wait(&never_woken, 0, Some(deadline));
+        }
+    }
+
     /// The calling thread's slot (only without `std`): called before the
     /// protocol starts, so its panics unwind normally.
     #[cfg(not(feature = "std"))]
