@@ -117,7 +117,7 @@ pub fn interrupt_handle() -> InterruptHandle {
 /// assert!(!metalock::interrupted());
 /// ```
 pub fn interrupted() -> bool {
-    Interrupt::with_current(|interrupt| interrupt.is_some_and(Interrupt::take))
+    Interrupt::current_if_alive().is_some_and(|interrupt| interrupt.take())
 }
 
 /// The error of a wait that an interrupt ended: the monitor is held again,

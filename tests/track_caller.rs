@@ -2,9 +2,10 @@
 //! functions that can panic are `#[track_caller]` down to the check. One
 //! test in this binary: it swaps the process's panic hook.
 
-use metalock::{MultiUseWord, Synchronized};
+use metalock::{Condition, MultiUseWord, Synchronized};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The file and line `f` panicked at.
 fn panic_location(f: impl FnOnce()) -> (String, u32) {
@@ -45,4 +46,36 @@ fn misuse_panics_point_at_the_callers_line() {
         let _again = arc.lock_arc();
     });
     assert_eq!(file, file!());
+
+    // A condition waited on with a second monitor while a thread waits on
+    // it with a first: every wait, interruptible or not, panics at its line.
+    let first = Synchronized::new(0_u8); // 1: waiting, 2: done
+    let other = Synchronized::new(());
+    let condition = Condition::new();
+    let (plain, interruptible) = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut state = first.lock();
+            *state = 1;
+            condition.wait_while(&mut state, |state| *state != 2);
+        });
+        // The waiter set 1 and waited in one hold of the monitor.
+        while *first.lock() != 1 {
+            std::thread::yield_now();
+        }
+        let plain = panic_location(|| {
+            condition.wait_for(&mut other.lock(), Duration::from_secs(60));
+        });
+        let plain_line = line!() - 2;
+        let interruptible = panic_location(|| {
+            let _ = condition.wait_for_interruptibly(&mut other.lock(), Duration::from_secs(60));
+        });
+        let interruptible_line = line!() - 2;
+        // Released before the checks, which would otherwise leave it waiting.
+        *first.lock() = 2;
+        condition.notify_all();
+        ((plain, plain_line), (interruptible, interruptible_line))
+    });
+    for ((file, line), expected) in [plain, interruptible] {
+        assert_eq!((file.as_str(), line), (file!(), expected));
+    }
 }

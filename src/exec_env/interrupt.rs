@@ -53,12 +53,12 @@ impl Interrupt {
             .unwrap_or_else(|_| Arc::new(Self::new()))
     }
 
-    /// Runs `f` with the calling thread's flag; with `None` once the
-    /// thread's thread-locals are being destroyed, when no handle can reach
-    /// the thread any more.
-    pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Self>) -> R) -> R {
-        let current = CURRENT.try_with(Arc::clone).ok();
-        f(current.as_deref())
+    /// The calling thread's flag; `None` once the thread's thread-locals
+    /// are being destroyed, when no handle can reach the thread any more.
+    /// (Returned rather than passed to a closure, so that a `#[track_caller]`
+    /// wait reports its caller's location through it.)
+    pub(crate) fn current_if_alive() -> Option<Arc<Self>> {
+        CURRENT.try_with(Arc::clone).ok()
     }
 
     /// Sets the flag and wakes the thread if it sleeps interruptibly.

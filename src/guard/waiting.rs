@@ -249,9 +249,10 @@ impl MonitorGuard<'_> {
         set: WaitSet<'_>,
         deadline: Option<Instant>,
     ) -> Result<WaitTimeoutResult, Interrupted> {
-        let end = Interrupt::with_current(|interrupt| {
-            self.word.wait(self.record, deadline, set, interrupt)
-        });
+        let interrupt = Interrupt::current_if_alive();
+        let end = self
+            .word
+            .wait(self.record, deadline, set, interrupt.as_deref());
         match end {
             WaitEnd::Notified => Ok(WaitTimeoutResult(false)),
             WaitEnd::TimedOut => Ok(WaitTimeoutResult(true)),
