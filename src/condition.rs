@@ -192,10 +192,13 @@ impl Condition {
     }
 
     /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
-    /// it too (see [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly)): `Err(Interrupted)`
-    /// when the interrupt ended the wait or came before the thread had the
-    /// monitor back, with the monitor held at the same depth either way and
-    /// the flag cleared; an interrupt pending at the call ends it at once.
+    /// it too (see
+    /// [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly)):
+    /// `Err(Interrupted)` when the interrupt ended the wait, with the
+    /// monitor held at the same depth either way and the flag cleared; an
+    /// interrupt pending at the call ends it at once, and a timed wait whose
+    /// time ran out reports an interrupt that came while it was getting the
+    /// monitor back.
     /// A waiter that a notify of this condition reached returns `Ok` even if
     /// an interrupt came too, leaving the flag set; one that returns `Err`
     /// left before any notify took it, so the notify reached another waiter

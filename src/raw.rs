@@ -202,9 +202,7 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
         let entered = try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline));
         // The protocol refuses the owner at once; `RawMutexTimed` has a
-        // failed try return no earlier than its deadline. (A model build
-        // has no time to wait out.)
-        #[cfg(not(metalock_model))]
+        // failed try return no earlier than its deadline.
         if entered.is_none() && self.word.is_held_by_current_thread() {
             crate::sys::get().sleep_until(deadline);
         }

@@ -2,6 +2,7 @@
 //! the monitor held again at the same depth; one set before the call ends
 //! it at once; a notify is never lost to an interrupt (JLS 17.2.4).
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -77,17 +78,27 @@ fn a_condition_wait_is_interruptible() {
     let first = MultiUseWord::new();
     let second = MultiUseWord::new();
     let condition = Condition::new();
+    let waiting = AtomicBool::new(false);
     thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
-        let (first, condition) = (&first, &condition);
+        let (first, condition, waiting) = (&first, &condition, &waiting);
         let waiter = s.spawn(move || {
             tx.send(metalock::interrupt_handle()).unwrap();
             let _outer = first.lock();
             let mut guard = first.lock();
+            waiting.store(true, Relaxed);
             let result = condition.wait_for_interruptibly(&mut guard, NEVER);
             (result, guard.depth(), first.is_held_by_current_thread())
         });
         let handle = rx.recv().unwrap();
+        // The waiter set the flag and waited in one hold of the monitor: it
+        // is in the wait set, and the condition bound to `first`.
+        while !{
+            let _held = first.lock();
+            waiting.load(Relaxed)
+        } {
+            thread::yield_now();
+        }
         handle.interrupt();
         assert_eq!(waiter.join().unwrap(), (Err(Interrupted), 2, true));
         assert!(!handle.is_interrupted());

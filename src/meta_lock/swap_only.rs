@@ -111,12 +111,15 @@ impl MetaLock<'_> {
 #[cfg(not(metalock_model))]
 const YIELD_ROUNDS: u32 = 4;
 
-/// Sleeps 10 us * 2^`step`, at most about 1 ms.
+/// Sleeps about 10 us * 2^`step`, at most about 1 ms, through the
+/// platform's timed wait on a private address that nobody wakes (one wait:
+/// a back-off need not be exact).
 #[cfg(not(metalock_model))]
 fn sleep(platform: crate::sys::Fenced, step: u32) {
     let micros = 10_u64 << step.min(7);
     let now = platform.now();
     if let Some(deadline) = now.checked_add(core::time::Duration::from_micros(micros)) {
-        platform.sleep_until(deadline);
+        let never_woken = core::sync::atomic::AtomicU32::new(0);
+        platform.wait(&never_woken, 0, Some(deadline));
     }
 }

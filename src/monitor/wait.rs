@@ -184,7 +184,7 @@ impl MultiUseWord {
         let held = check_owner(self.get_meta_lock(ee), record, "wait");
         // Bound once the owner is checked, so that a failed check (a panic)
         // leaves the condition as it was; the meta-lock's release below
-        // orders the binding for a notify (see `ConditionWord::bind`).
+        // orders the binding for a notify (see `ConditionWord::notify`).
         if let WaitSet::Condition(condition) = set
             && let Err(elsewhere) = condition.bind(self)
         {

@@ -324,7 +324,7 @@ impl Fenced {
 
     /// Blocks until `deadline`, in timed waits on a private address that
     /// nobody wakes.
-    #[cfg(all(not(metalock_model), any(metalock_swap_only, feature = "lock_api")))]
+    #[cfg(all(feature = "lock_api", not(metalock_model)))]
     pub(crate) fn sleep_until(self, deadline: Instant) {
         let never_woken = AtomicU32::new(0);
         while self.now() < deadline {
