@@ -393,3 +393,74 @@ fn stress_every_operation_on_shared_homes() {
         assert!(!metalock::is_locked(&keys[i]));
     }
 }
+
+/// `is_locked` on a value whose monitor is an overflow entry, from threads
+/// that have no execution environment yet, while the entry's word is often
+/// BUSY (its waiter is notified again and again through a `Condition`, by
+/// threads that hold nothing) and its home idle, keyed to another value:
+/// reading a BUSY word takes its meta-lock, so such a thread binds an
+/// environment, which must happen before the overflow table's shard lock
+/// (binding allocates, and a debug build checks that no lock of the crate
+/// is held then). It bound under the shard lock before.
+#[test]
+fn reading_an_overflow_entry_binds_before_the_shard_lock() {
+    let _watchdog = Watchdog::arm(HANG);
+    /// Two values in one 8-byte granule, so of one home.
+    #[repr(align(8))]
+    struct Pair([u32; 2]);
+    let pair = Pair([0, 0]);
+    let (home_value, overflow_value) = (&pair.0[0], &pair.0[1]);
+    let (waiting, stop) = (&AtomicU8::new(0), &AtomicU8::new(0));
+    let condition = &Condition::new();
+    thread::scope(|s| {
+        let home = metalock::lock(home_value);
+        // Keeps the overflow entry alive, and its word busy, waiting on it.
+        s.spawn(move || {
+            let mut guard = metalock::lock(overflow_value);
+            waiting.store(1, Relaxed);
+            while stop.load(Relaxed) == 0 {
+                condition.wait(&mut guard);
+            }
+        });
+        while {
+            let _entry = metalock::lock(overflow_value);
+            waiting.load(Relaxed) == 0
+        } {
+            thread::yield_now();
+        }
+        // Idle, and kept for `home_value` while the entry exists; nothing
+        // below enters the home's meta-lock but the readers.
+        drop(home);
+        for _ in 0..2 {
+            s.spawn(move || {
+                while stop.load(Relaxed) == 0 {
+                    condition.notify_all();
+                }
+            });
+        }
+        let failed = (0..300)
+            // A new thread, whose calls into the crate are these: until
+            // one binds an environment, each may be the one that does.
+            .filter(|_| {
+                s.spawn(move || {
+                    for _ in 0..1000 {
+                        metalock::is_locked(overflow_value);
+                        if metalock::__test_hooks::thread_has_exec_env() {
+                            break;
+                        }
+                    }
+                })
+                .join()
+                .is_err()
+            })
+            .count();
+        // Under the monitor: the waiter reads the flag and waits in one
+        // hold of it, so it sees the flag or gets the notify.
+        let guard = metalock::lock(overflow_value);
+        stop.store(1, Relaxed);
+        drop(guard);
+        condition.notify_all();
+        assert_eq!(failed, 0, "threads that bound under a lock");
+    });
+    assert!(!metalock::is_locked(overflow_value));
+}

@@ -72,6 +72,14 @@ mod std_threads {
 
     #[cold]
     fn bind() -> &'static ExecEnv {
+        // Binding allocates (an EE, parking data), which an allocator that
+        // locks monitors turns into locks: never under one of the crate's.
+        #[cfg(feature = "__test-hooks")]
+        debug_assert_eq!(
+            crate::primitive::held::locks_held(),
+            0,
+            "metalock: an execution environment was bound under a lock of the crate"
+        );
         let ee = global::acquire_env();
         if let Some(bound) = current_if_bound() {
             // SAFETY: `ee` came from `acquire_env` just now: bound to no
