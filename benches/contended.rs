@@ -6,8 +6,9 @@
 //!   (benchmark ids `LOCK/T`, T in 2, 4, 16, 32), each looping { lock;
 //!   critical section of ~C on the protected value; unlock; ~O of work
 //!   outside }, for five cells of the sweep `examples/compare.rs` runs
-//!   whole ([`CELLS`]): metalock raw word, metalock `Synchronized`,
-//!   parking_lot `Mutex` and `FairMutex`, std `Mutex`. Work lengths are on
+//!   whole ([`CELLS`]): metalock raw word, metalock `Synchronized`, the
+//!   keyed monitor (`metalock::lock(&value)`), parking_lot `Mutex` and
+//!   `FairMutex`, std `Mutex`. Work lengths are on
 //!   a scale calibrated at start-up (`common::work::Calibration`). CPU time
 //!   per operation (getrusage), voluntary context switches and fairness
 //!   (max/min operations and CPU time per thread) are not criterion
@@ -24,11 +25,12 @@
 //! - `idle_notify`: a condition's `notify_one` with nobody waiting
 //!   (metalock's `Condition`, parking_lot's and std's `Condvar`).
 //!
-//! `cargo bench --bench contended` takes about 10 minutes once built
-//! (measured 10 min 15 s on a 2-vCPU AMD EPYC VM, 2026-11-23): 121
-//! benchmarks at ~3.9 s each with criterion's analysis and HTML plots
-//! (6.5 minutes for the 100 contended ones), and the side tables, 5 cells x
-//! 4 thread counts x 5 locks x 3 rounds of 500 ms, 2.5 minutes.
+//! `cargo bench --bench contended` took 10 min 15 s once built on a 2-vCPU
+//! AMD EPYC VM (2026-11-23): 121 benchmarks at ~3.9 s each with
+//! criterion's analysis and HTML plots (6.5 minutes for the 100 contended
+//! ones), and side tables of 3 rounds. The side tables now run 5 cells x 4
+//! thread counts x 6 locks x 6 rounds of 500 ms, 6 minutes: about 14
+//! minutes in all.
 //! `cargo bench --bench contended -- cs=20ns,outside=200ns` runs one cell.
 
 use std::time::Duration;
@@ -70,11 +72,11 @@ const CELLS: [(u32, u32); 5] = [(0, 0), (20, 200), (200, 20), (20, 2_000), (2_00
 /// The side table's rounds: long enough for the scheduler to even out
 /// 4 threads on 2 cores (at 150 ms one thread often kept a core to itself
 /// for a whole round, and max/min measured that placement more than the
-/// lock).
+/// lock), and as many as the locks, so that each runs first once.
 fn side_rounds() -> Rounds {
     if common::bench_mode() {
         Rounds {
-            count: 3,
+            count: SWEEP_LOCKS.len(),
             length: Duration::from_millis(500),
         }
     } else {
@@ -143,7 +145,7 @@ fn side_table(
         "{:<24} {:>3} {:>9} {:>10} {:>9} {:>8} {:>8}",
         "lock", "thr", "Mops/s", "CPU ns/op", "csw/op", "max/min", "cpu m/m"
     );
-    for threads in THREAD_COUNTS {
+    for (first, threads) in THREAD_COUNTS.into_iter().enumerate() {
         let locks: Vec<LockKind> = SWEEP_LOCKS
             .into_iter()
             .filter(|lock| ran.contains(&(threads, lock.name)))
@@ -151,7 +153,7 @@ fn side_table(
         if locks.is_empty() {
             continue;
         }
-        let summaries = contention::sweep_cell(&locks, threads, workload, rounds);
+        let summaries = contention::sweep_cell(&locks, threads, workload, rounds, first);
         for (lock, s) in locks.iter().zip(&summaries) {
             println!("{}", side_row(lock, threads, s));
         }

@@ -19,8 +19,9 @@
 //!   with a load of the word the lock's CAS just wrote (what metalock's
 //!   recursion check must read, the owner living only in that word); and
 //!   with an owner field stored, loaded and cleared (parking_lot's
-//!   `ReentrantMutex`). On the 2-core Xeon VM of the README the load of the
-//!   word just compare-and-swapped costs 4-8 ns, the owner field 0-2 ns.
+//!   `ReentrantMutex`). On a 2-core Xeon VM (the README's machine before
+//!   2026-11-23) the load of the word just compare-and-swapped cost 4-8 ns,
+//!   the owner field 0-2 ns.
 //!
 //! - `distinct/{1,2}`: 1 or 2 threads, each locking an object of its own
 //!   (raw word, keyed, parking_lot): with nothing shared on the path, a

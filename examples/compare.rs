@@ -3,8 +3,8 @@
 //! locks, medians.
 //!
 //! ```text
-//! cargo run --release --example compare            # about 85 s on 2 cores
-//! cargo run --release --example compare -- --full  # about 14 minutes
+//! cargo run --release --example compare            # about 60 s on 2 cores
+//! cargo run --release --example compare -- --full  # about 16 minutes
 //! ```
 //!
 //! Prints, in order:
@@ -23,8 +23,8 @@
 //!    absolute figures. Every figure of every lock and cell also goes to
 //!    `target/contention-sweep.csv` (`examples/plot.rs` draws it).
 //!
-//! The default mode's rounds are short (2 of 70 ms per lock and cell) and
-//! its figures noisy; `--full` runs 5 rounds of 500 ms, the figures to
+//! The default mode's rounds are short (2 of 60 ms per lock and cell) and
+//! its figures noisy; `--full` runs 6 rounds of 500 ms, the figures to
 //! quote. Figures from a busy machine are noisy; compare columns of one run,
 //! not runs of different machines.
 
@@ -45,7 +45,7 @@ use common::measure::{RoundStats, Rounds, Summary, interleaved, median};
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
-    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong, Wake,
+    PARKED_AFTER, PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong, Wake,
 };
 use common::work::{Calibration, WORK_NS, Workload, work_label};
 
@@ -62,9 +62,10 @@ const QUICK_ROUNDS: Rounds = Rounds {
     length: Duration::from_millis(60),
 };
 /// The rounds of `--full`: long enough for the scheduler to even out the
-/// threads over the cores, and enough of them for a median.
+/// threads over the cores, and enough of them for a median; as many as the
+/// sweep's locks, so that each runs first once in every cell.
 const FULL_ROUNDS: Rounds = Rounds {
-    count: 5,
+    count: 6,
     length: Duration::from_millis(500),
 };
 
@@ -137,7 +138,7 @@ type Run<'a, T> = (usize, Box<dyn Fn() -> T + 'a>);
 /// Every run of `runs` `reps` times, interleaved across the runs, after
 /// `warm_ups` rounds whose samples are dropped.
 fn run_interleaved<T>(runs: &[Run<'_, T>], reps: usize, warm_ups: usize) -> Vec<Vec<T>> {
-    interleaved(runs, reps, warm_ups, |(_, run)| run())
+    interleaved(runs, reps, warm_ups, 0, |(_, run)| run())
 }
 
 fn ns_per(d: Duration, n: u64) -> f64 {
@@ -289,25 +290,22 @@ fn bounded_buffer(rows: &mut Vec<Row>, rounds: Rounds) {
     }
 }
 
-/// Calls of `notify_one` per timed run of the idle-notify row.
-const IDLE_NOTIFIES: u64 = 10_000_000;
-
 /// A condition's `notify_one` with nobody waiting (the word monitor's own
 /// notify needs a guard, so only the Synchronized column, with a
-/// `Condition`, and the peers' Condvars).
-fn idle_notify(rows: &mut Vec<Row>) {
+/// `Condition`, and the peers' Condvars), `notifies` calls per timed run.
+fn idle_notify(rows: &mut Vec<Row>, notifies: u64) {
     let runs: [Run<'static, Duration>; 3] = [
         (
             SYNC,
-            Box::new(|| wait_notify::idle_notify_metalock(IDLE_NOTIFIES)),
+            Box::new(move || wait_notify::idle_notify_metalock(notifies)),
         ),
         (
             PL,
-            Box::new(|| wait_notify::idle_notify_parking_lot(IDLE_NOTIFIES)),
+            Box::new(move || wait_notify::idle_notify_parking_lot(notifies)),
         ),
         (
             STD,
-            Box::new(|| wait_notify::idle_notify_std(IDLE_NOTIFIES)),
+            Box::new(move || wait_notify::idle_notify_std(notifies)),
         ),
     ];
     let samples = run_interleaved(&runs, UNCONTENDED_REPS, 1);
@@ -317,7 +315,7 @@ fn idle_notify(rows: &mut Vec<Row>) {
         Better::Lower,
     );
     for ((column, _), times) in runs.iter().zip(&samples) {
-        let mut ns: Vec<f64> = times.iter().map(|&d| ns_per(d, IDLE_NOTIFIES)).collect();
+        let mut ns: Vec<f64> = times.iter().map(|&d| ns_per(d, notifies)).collect();
         row.values[*column] = Some(median(&mut ns));
     }
     rows.push(row);
@@ -375,28 +373,34 @@ fn distinct_objects(rows: &mut Vec<Row>) {
 const WAKE_SAMPLES: usize = 2_000;
 
 /// From waking a thread in `wait_interruptibly` (a notify, or an
-/// interrupt) to its return with the monitor: the Synchronized column only,
-/// the peers having no interrupts.
+/// interrupt) to its return with the monitor, once parked and once while
+/// it still spins: the Synchronized column only, the peers having no
+/// interrupts. Returns interrupt over notify for the parked waiter.
 fn wake_latency(rows: &mut Vec<Row>) -> f64 {
-    let mut medians = [0.0; 2];
-    for (i, (wake, name)) in [(Wake::Notify, "notify_one"), (Wake::Interrupt, "interrupt")]
-        .into_iter()
-        .enumerate()
-    {
-        let mut us: Vec<f64> = wait_notify::wake_latencies(wake, WAKE_SAMPLES)
-            .iter()
-            .map(|d| d.as_secs_f64() * 1e6)
-            .collect();
-        medians[i] = median(&mut us);
-        let mut row = Row::new(
-            format!("wake to return from wait_interruptibly, {name}"),
-            "µs ↓",
-            Better::Lower,
-        );
-        row.values[SYNC] = Some(medians[i]);
-        rows.push(row);
+    let mut parked_medians = [0.0; 2];
+    for (parked, state) in [(true, "parked"), (false, "spinning")] {
+        for (i, (wake, name)) in [(Wake::Notify, "notify_one"), (Wake::Interrupt, "interrupt")]
+            .into_iter()
+            .enumerate()
+        {
+            let mut us: Vec<f64> = wait_notify::wake_latencies(wake, parked, WAKE_SAMPLES)
+                .iter()
+                .map(|d| d.as_secs_f64() * 1e6)
+                .collect();
+            let median = median(&mut us);
+            if parked {
+                parked_medians[i] = median;
+            }
+            let mut row = Row::new(
+                format!("wake to return from wait_interruptibly, {name}, waiter {state}"),
+                "µs ↓",
+                Better::Lower,
+            );
+            row.values[SYNC] = Some(median);
+            rows.push(row);
+        }
     }
-    medians[1] / medians[0]
+    parked_medians[1] / parked_medians[0]
 }
 
 fn ping_pong_run<P: PingPong>(column: usize, length: Duration) -> Run<'static, RoundStats> {
@@ -472,7 +476,9 @@ fn sweep(calibration: &Calibration, rounds: Rounds) -> Vec<SweepCell> {
         for outside_ns in WORK_NS {
             for cs_ns in WORK_NS {
                 let workload = calibration.workload(cs_ns, outside_ns);
-                let locks = contention::sweep_cell(&SWEEP_LOCKS, threads, &workload, rounds);
+                // Each cell starts the order one round further on.
+                let locks =
+                    contention::sweep_cell(&SWEEP_LOCKS, threads, &workload, rounds, cells.len());
                 cells.push(SweepCell {
                     threads,
                     workload,
@@ -716,10 +722,12 @@ fn print_absolute(cells: &[SweepCell]) {
 
 /// Writes every figure of every lock and cell to `path`, one line per
 /// (cell, lock).
-fn write_csv(path: &str, cells: &[SweepCell]) -> io::Result<()> {
-    let mut csv = String::from(
-        "threads,cs_ns,outside_ns,lock,rounds,throughput_ops_per_s,cpu_ns_per_op,\
-         max_min_ops,max_min_cpu,voluntary_switches_per_op\n",
+fn write_csv(path: &str, machine: &str, cells: &[SweepCell]) -> io::Result<()> {
+    // Where the figures come from, as a comment line (`plot` shows it).
+    let mut csv = format!(
+        "# {machine}\n\
+         threads,cs_ns,outside_ns,lock,rounds,throughput_ops_per_s,cpu_ns_per_op,\
+         max_min_ops,max_min_cpu,voluntary_switches_per_op\n"
     );
     for cell in cells {
         for (lock, s) in SWEEP_LOCKS.iter().zip(&cell.locks) {
@@ -773,15 +781,24 @@ fn utc_now() -> String {
 }
 
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, model)| model.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return "unknown CPU".to_string();
+    };
+    // The first CPU's fields; a virtual machine's model name may be as
+    // short as "AMD EPYC", which the family and model then pin down.
+    let field = |name: &str| {
+        info.lines()
+            .find(|line| line.split(':').next().map(str::trim) == Some(name))
+            .and_then(|line| line.split_once(':'))
+            .map(|(_, value)| value.trim().to_string())
+    };
+    match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(family), Some(model)) => {
+            format!("{name} (family {family}, model {model})")
+        }
+        (Some(name), ..) => name,
+        _ => "unknown CPU".to_string(),
+    }
 }
 
 /// How long the fixed-duration measurements run.
@@ -822,17 +839,27 @@ impl Mode {
         }
     }
 
+    /// Calls of `notify_one` per timed run of the idle-notify row: std's
+    /// makes a system call each time, so that the full count would take a
+    /// third of the default mode's time.
+    fn idle_notifies(self) -> u64 {
+        match self {
+            Mode::Default => 1_000_000,
+            Mode::Full => 10_000_000,
+        }
+    }
+
     /// The mode, its rounds, and how long it takes.
     fn describe(self) -> String {
         match self {
             Mode::Default => format!(
                 "default, {QUICK_ROUNDS} per lock, per sweep cell and per wait/notify row \
-                 (about 85 s; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
-                 about 14 minutes)"
+                 (about 60 s; short rounds, noisy figures: --full runs {FULL_ROUNDS}, \
+                 about 16 minutes)"
             ),
             Mode::Full => format!(
                 "--full, {FULL_ROUNDS} per lock, per sweep cell and per wait/notify row (about \
-                 14 minutes)"
+                 16 minutes)"
             ),
         }
     }
@@ -853,10 +880,10 @@ fn main() {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let command: Vec<String> = std::env::args().collect();
     let calibration = Calibration::measure();
+    let date = utc_now();
     let header = format!(
-        "metalock compare — {} — {cpus} CPUs, {} — {} {}\ncommand: {}\n\
+        "metalock compare — {date} — {cpus} CPUs, {} — {} {}\ncommand: {}\n\
          load average before the run: {}\nmode: {}\n{calibration}",
-        utc_now(),
         cpu_model(),
         std::env::consts::OS,
         std::env::consts::ARCH,
@@ -874,12 +901,13 @@ fn main() {
     let sweep = sweep(&calibration, rounds);
     eprintln!("  bounded buffer");
     bounded_buffer(&mut rows, rounds);
-    idle_notify(&mut rows);
+    idle_notify(&mut rows, mode.idle_notifies());
     eprintln!("  ping-pong");
     ping_pong(&mut rows, rounds);
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
-    let csv = write_csv(CSV_PATH, &sweep);
+    let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
+    let csv = write_csv(CSV_PATH, &machine, &sweep);
 
     println!("{header}\n");
     print_table(&rows);
@@ -908,14 +936,18 @@ fn main() {
          peers use a Mutex and two Condvars (notify_one). Ping-pong: two threads flip a turn \
          flag under the lock and wake each other (notify_one). {rounds} per column, \
          interleaved, medians; CPU is process user+system time (getrusage). Idle notify: \
-         {IDLE_NOTIFIES} calls, medians of {UNCONTENDED_REPS} runs."
+         {} calls, medians of {UNCONTENDED_REPS} runs.",
+        mode.idle_notifies()
     );
     println!(
         "Distinct objects: each of 1 or 2 threads runs {DISTINCT_PAIRS} pairs on an object of its \
          own (128-byte aligned), 7 runs interleaved, medians; 2.0 is perfect scaling. Wake to \
          return: a thread waits in wait_interruptibly on a Synchronized; the clock runs from the \
          notify_one (under the monitor, released at once) or the interrupt to its return, \
-         {WAKE_SAMPLES} wake-ups each, medians; interrupt over notify: {:.2}.",
+         {WAKE_SAMPLES} wake-ups each, medians; the waiter is woken {} µs after it started to \
+         wait (parked) or as soon as it is seen waiting (spinning); interrupt over notify, \
+         parked: {:.2}.",
+        PARKED_AFTER.as_micros(),
         interrupt_over_notify
     );
     println!(

@@ -12,7 +12,9 @@
 //! The cell defaults to a ~20 ns critical section with ~200 ns of work
 //! outside; `--cs` and `--outside` take the nanoseconds of the CSV's
 //! `cs_ns` and `outside_ns` columns. The SVG is written by hand (no
-//! dependency): axes, ticks, a legend, a title naming the cell.
+//! dependency): axes, ticks, a legend, a title naming the cell, and under
+//! it the CSV's comment lines (`compare` writes the CPU model and the date
+//! of the run there).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -126,6 +128,15 @@ struct Series<'a> {
     points: Vec<Point>,
 }
 
+/// What a sweep's CSV says about where its figures come from: its leading
+/// `#` comment lines (`compare` writes the CPU model and the date there).
+fn provenance(csv: &str) -> Vec<&str> {
+    csv.lines()
+        .map_while(|line| line.strip_prefix('#'))
+        .map(str::trim)
+        .collect()
+}
+
 /// The lines of `LINES` at cell (`cs_ns`, `outside_ns`) of `csv`, and the
 /// rounds behind each point (least and most).
 fn read_cell(
@@ -133,7 +144,8 @@ fn read_cell(
     cs_ns: u32,
     outside_ns: u32,
 ) -> Result<(Vec<Series<'_>>, (u64, u64)), String> {
-    let mut lines = csv.lines();
+    let comments = provenance(csv).len();
+    let mut lines = csv.lines().skip(comments);
     let header: Vec<&str> = lines.next().ok_or("empty CSV")?.split(',').collect();
     let column = |name: &str| {
         header
@@ -163,7 +175,7 @@ fn read_cell(
     let mut cells = Vec::new();
     let (mut least, mut most) = (u64::MAX, 0);
     for (index, line) in lines.enumerate() {
-        let line_no = index + 2;
+        let line_no = comments + index + 2;
         let fields: Vec<&str> = line.split(',').collect();
         let field = |i: usize| {
             fields
@@ -281,10 +293,10 @@ fn marker(marker: Marker, x: f64, y: f64, colour: &str) -> String {
 /// the right. `subtitle` is one short line per element.
 fn chart(title: &str, subtitle: &[String], series: &[Series<'_>]) -> String {
     const WIDTH: f64 = 840.0;
-    const HEIGHT: f64 = 500.0;
+    const HEIGHT: f64 = 518.0;
     const LEFT: f64 = 80.0;
     const RIGHT: f64 = 250.0;
-    const TOP: f64 = 96.0;
+    const TOP: f64 = 114.0;
     const BOTTOM: f64 = 62.0;
     let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
 
@@ -451,11 +463,12 @@ fn run(args: &Args) -> Result<(), String> {
         || args.csv.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let subtitle = [
+    let mut subtitle = vec![
         "one object, T threads each looping { lock; critical section; unlock; outside work }"
             .to_string(),
         format!("median of {rounds} rounds per point, from {source}"),
     ];
+    subtitle.extend(provenance(&csv).into_iter().map(String::from));
     let svg = chart(&title, &subtitle, &series);
     if let Some(dir) = args.out.parent() {
         std::fs::create_dir_all(dir)

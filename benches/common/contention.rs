@@ -131,15 +131,17 @@ pub const SWEEP_STD: usize = 4;
 pub const SWEEP_KEYED: usize = 5;
 
 /// One cell of the sweep: `rounds.count` rounds of each of `locks`,
-/// interleaved, each on a fresh object; the medians per lock, in the order
+/// interleaved from round `first` of the order (see [`interleaved`]; vary
+/// it by cell), each on a fresh object; the medians per lock, in the order
 /// of `locks`.
 pub fn sweep_cell(
     locks: &[LockKind],
     threads: usize,
     workload: &Workload,
     rounds: Rounds,
+    first: usize,
 ) -> Vec<Summary> {
-    interleaved(locks, rounds.count, 0, |lock| {
+    interleaved(locks, rounds.count, 0, first, |lock| {
         lock.round(threads, workload, rounds.length)
     })
     .iter()

@@ -275,22 +275,26 @@ impl Summary {
 /// Runs `run` on every entry of `runs`, `warm_ups + rounds` times,
 /// interleaved (round 1 of every entry, then round 2 of every entry, ...)
 /// so that drifting machine load, frequency or placement hits every entry
-/// alike, and each round starting one entry further on, so that no entry
-/// always runs first: a `parking_lot::Mutex`-against-itself control of the
-/// sweep's cells with nothing inside or outside the lock measured the
-/// first of two 2-4% slower than the second. Returns the last `rounds`
-/// samples per entry, in the order of `runs`; the first `warm_ups` rounds
-/// are discarded.
+/// alike, each round in the order of [`round_order`] from round `first`
+/// on. A `parking_lot::Mutex`-against-itself control of the sweep's cells
+/// with nothing inside or outside the lock measured the first of two 2-4%
+/// slower than the second: over a number of rounds that is a multiple of
+/// the entries, every entry runs first, and in every other position,
+/// equally often, and callers that run fewer rounds vary `first` (by cell)
+/// so that it evens out over a run. Returns the last `rounds` samples per
+/// entry, in the order of `runs`; the first `warm_ups` rounds are
+/// discarded.
 pub fn interleaved<R, T>(
     runs: &[R],
     rounds: usize,
     warm_ups: usize,
+    first: usize,
     mut run: impl FnMut(&R) -> T,
 ) -> Vec<Vec<T>> {
     let mut samples: Vec<Vec<T>> = runs.iter().map(|_| Vec::with_capacity(rounds)).collect();
     for round in 0..warm_ups + rounds {
-        for offset in 0..runs.len() {
-            let entry = (round + offset) % runs.len();
+        for position in 0..runs.len() {
+            let entry = round_order(runs.len(), first + round, position);
             let sample = run(&runs[entry]);
             if round >= warm_ups {
                 samples[entry].push(sample);
@@ -298,6 +302,20 @@ pub fn interleaved<R, T>(
         }
     }
     samples
+}
+
+/// The entry that runs at `position` of round `round` among `entries`: a
+/// Williams design (the sequence 0, 1, n-1, 2, n-2, ... shifted by the
+/// round), so that over `entries` consecutive rounds each entry runs once
+/// in each position, and, for an even number of entries, once right after
+/// each other entry.
+pub fn round_order(entries: usize, round: usize, position: usize) -> usize {
+    let base = match position {
+        0 => 0,
+        odd if odd % 2 == 1 => odd.div_ceil(2),
+        even => entries - even / 2,
+    };
+    (base + round) % entries
 }
 
 /// The median of `values` (which it sorts); NaN if empty.

@@ -426,10 +426,18 @@ pub enum Wake {
     Interrupt,
 }
 
+/// How long the measuring thread lets a waiter sleep before it wakes it, in
+/// [`wake_latencies`]' parked case: well past the spin a waiter makes before
+/// it parks (a few microseconds).
+pub const PARKED_AFTER: Duration = Duration::from_micros(200);
+
 /// `samples` latencies from waking a thread that waits in
 /// `wait_interruptibly` on a `Synchronized` to its return from the wait,
-/// the monitor held again: the cost of the wake-up path of `wake`.
-pub fn wake_latencies(wake: Wake, samples: usize) -> Vec<Duration> {
+/// the monitor held again: the cost of the wake-up path of `wake`. With
+/// `parked`, the waiter is woken [`PARKED_AFTER`] after it started to wait,
+/// asleep in the kernel; without, as soon as it is seen waiting, while it
+/// still spins.
+pub fn wake_latencies(wake: Wake, parked: bool, samples: usize) -> Vec<Duration> {
     use std::time::Instant;
     // (the waiter waits, when it returned)
     let state = Synchronized::new((false, None::<Instant>));
@@ -456,6 +464,9 @@ pub fn wake_latencies(wake: Wake, samples: usize) -> Vec<Duration> {
             // waiting: it waits.
             while !state.lock().0 {
                 std::thread::yield_now();
+            }
+            if parked {
+                std::thread::sleep(PARKED_AFTER);
             }
             let woken = match wake {
                 Wake::Notify => {
