@@ -84,40 +84,7 @@ pub(crate) fn yield_now() {
 /// spinning retry loop instead gives loom infinitely long schedules (a
 /// retrier scheduled again and again while the holder never runs).
 #[cfg(all(metalock_model, metalock_swap_only))]
-pub(crate) mod releases {
-    use super::model::sync::{Condvar, Mutex};
-
-    struct Releases {
-        count: Mutex<u64>,
-        released: Condvar,
-    }
-
-    super::lazy_static! {
-        static ref RELEASES: Releases = Releases {
-            count: Mutex::new(0),
-            released: Condvar::new(),
-        };
-    }
-
-    /// Runs `attempt` until it returns `Some`, blocking between attempts
-    /// until the next `released`.
-    pub(crate) fn retry_after_release<R>(mut attempt: impl FnMut() -> Option<R>) -> R {
-        let mut count = RELEASES.count.lock().unwrap();
-        loop {
-            if let Some(result) = attempt() {
-                return result;
-            }
-            count = RELEASES.released.wait(count).unwrap();
-        }
-    }
-
-    /// Tells the threads blocked in `retry_after_release` that a meta-lock
-    /// was released (after the releasing store).
-    pub(crate) fn released() {
-        *RELEASES.count.lock().unwrap() += 1;
-        RELEASES.released.notify_all();
-    }
-}
+pub(crate) mod releases;
 
 /// A bounded spin before blocking: a few rounds of exponentially more spin
 /// hints, then a few yields, then `spin` says stop. Short, because a
@@ -222,53 +189,7 @@ pub(crate) use sys_mutex::SysMutex;
 /// dev-dependency builds with `__test-hooks` too, are release builds and
 /// must not pay for it.
 #[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
-pub mod held {
-    use core::cell::Cell;
-
-    std::thread_local! {
-        // Const, without a destructor: readable from an allocator at any
-        // point of a thread's life.
-        static HELD: Cell<usize> = const { Cell::new(0) };
-    }
-
-    /// The calling thread took a lock (`taken`) or released one.
-    #[inline(always)]
-    pub(crate) fn count(taken: bool) {
-        if cfg!(debug_assertions) {
-            HELD.with(|held| {
-                held.set(if taken {
-                    held.get() + 1
-                } else {
-                    held.get() - 1
-                })
-            });
-        }
-    }
-
-    /// One internal lock held, until dropped.
-    pub(crate) struct Held;
-
-    impl Held {
-        pub(crate) fn new() -> Self {
-            count(true);
-            Self
-        }
-    }
-
-    impl Drop for Held {
-        fn drop(&mut self) {
-            count(false);
-        }
-    }
-
-    /// How many of the crate's locks the calling thread holds: internal
-    /// locks (pools, overflow shards, wait-table stripes, interrupt and
-    /// diagnostic states) and meta-locks. Always 0 in release builds. Not
-    /// part of the API.
-    pub fn locks_held() -> usize {
-        HELD.with(Cell::get)
-    }
-}
+pub mod held;
 
 /// A small blocking lock for the crate's own tables: the pools of execution
 /// environments and donated lock records (taken when a thread starts, exits
