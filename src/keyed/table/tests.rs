@@ -1,0 +1,86 @@
+//! Unit tests of the overflow table: room made outside the locks,
+//! reservations, shrinking.
+
+use super::*;
+
+/// Enough keys of one shard to grow its map past `SHRINK_ABOVE`.
+fn keys_of_one_shard(table: &Table) -> Vec<usize> {
+    let first = table.shard(8) as *const SysMutex<Shard>;
+    (1..)
+        .map(|i| i * 8)
+        .filter(|&key| core::ptr::eq(table.shard(key), first))
+        .take(2 * SHRINK_ABOVE)
+        .collect()
+}
+
+#[test]
+fn entries_made_after_no_room_and_a_map_emptied_in_a_burst_freed() {
+    let table: &'static Table = Box::leak(Box::new(Table::new()));
+    let keys = keys_of_one_shard(table);
+    let shard = table.shard(keys[0]);
+    // No spares yet: every key needs room made, once.
+    for &key in &keys {
+        let mut reserved = Reserved::none();
+        let mut tries = 1;
+        while table.acquire(key, &mut reserved).is_err() {
+            assert!(tries < 2, "room made, and still no room");
+            tries += 1;
+            table.make_room(key, &mut reserved);
+        }
+        assert_eq!(tries, 2);
+        assert!(reserved.0.is_none(), "the reserved word made the entry");
+    }
+    assert!(shard.with(|shard| shard.entries.capacity()) > SHRINK_ABOVE);
+    // Released in a burst: every leftover is dropped once the map is
+    // empty, and the first one that asks to shrink frees it.
+    let leftovers: Vec<_> = keys
+        .iter()
+        .map(|&key| table.release(key).unwrap_or_else(|misuse| misuse.raise()))
+        .collect();
+    assert!(
+        leftovers.iter().all(Option::is_some),
+        "the last reference reclaims the entry"
+    );
+    drop(leftovers);
+    let (len, capacity, spares) = shard.with(|shard| {
+        let Shard { entries, spares } = shard;
+        (entries.len(), entries.capacity(), spares.len)
+    });
+    assert_eq!((len, capacity), (0, 0), "the emptied map was not freed");
+    assert_eq!(spares, SPARES_PER_SHARD);
+
+    // A word reserved and not used goes back to the spares, or is freed
+    // if they are full.
+    let spares = || shard.with(|shard| shard.spares.len);
+    let mut reserved = Reserved::none();
+    table.make_room(keys[0], &mut reserved);
+    assert_eq!(
+        spares(),
+        SPARES_PER_SHARD - 1,
+        "the reservation took a spare"
+    );
+    drop(reserved);
+    assert_eq!(spares(), SPARES_PER_SHARD);
+    let mut reserved = Reserved::none();
+    reserved.0 = Some((fresh_word(), shard));
+    drop(reserved);
+    assert_eq!(spares(), SPARES_PER_SHARD);
+}
+
+/// The word `make_room` reserves is its caller's: another key of the
+/// shard finds no room until its own `make_room`.
+#[test]
+fn a_reserved_word_is_not_taken_by_another_key() {
+    let table: &'static Table = Box::leak(Box::new(Table::new()));
+    let keys = keys_of_one_shard(table);
+    let mut first = Reserved::none();
+    let mut second = Reserved::none();
+    table.make_room(keys[0], &mut first);
+    assert!(table.acquire(keys[1], &mut second).is_err());
+    assert!(matches!(table.acquire(keys[0], &mut first), Ok((_, true))));
+    table.make_room(keys[1], &mut second);
+    assert!(matches!(table.acquire(keys[1], &mut second), Ok((_, true))));
+    for key in &keys[..2] {
+        drop(table.release(*key).unwrap_or_else(|misuse| misuse.raise()));
+    }
+}
