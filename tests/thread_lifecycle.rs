@@ -13,6 +13,9 @@ use std::thread;
 use std::time::Duration;
 
 static WORD: MultiUseWord = MultiUseWord::with_payload(0x77);
+/// The foreign threads' own word: the tests run at once, and each checks
+/// that its word ends unlocked.
+static FOREIGN_WORD: MultiUseWord = MultiUseWord::with_payload(0x78);
 static COUNTER: Synchronized<u64> = Synchronized::new(0);
 static DESTRUCTOR_LOCKS: AtomicUsize = AtomicUsize::new(0);
 
@@ -71,8 +74,8 @@ fn locking_from_a_thread_rust_did_not_start() {
         for _ in 0..1000 {
             *COUNTER.lock() += 1;
         }
-        let guard = WORD.lock();
-        assert_eq!(WORD.payload(), 0x77);
+        let guard = FOREIGN_WORD.lock();
+        assert_eq!(FOREIGN_WORD.payload(), 0x78);
         drop(guard);
         std::ptr::null_mut()
     }
@@ -100,7 +103,7 @@ fn locking_from_a_thread_rust_did_not_start() {
         assert_eq!(rc, 0, "pthread_join failed");
     }
     assert!(*COUNTER.lock() >= before + 4000);
-    assert!(!WORD.is_locked());
+    assert!(!FOREIGN_WORD.is_locked());
 }
 
 static HELD_ACROSS_TEARDOWN: MultiUseWord = MultiUseWord::with_payload(5);
