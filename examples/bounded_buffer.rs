@@ -4,10 +4,12 @@
 //! Every item goes through a `Synchronized<VecDeque<u64>>`: producers wait on
 //! `not_full` while it is full, consumers on `not_empty` while it is empty,
 //! and each change notifies one thread of the other side with `notify_one`.
-//! A notified waiter is handed the monitor, so it never wakes to find its
-//! condition false again: the example counts such futile wake-ups (0). At
-//! the end the sum of the items consumed must equal the sum of the items
-//! produced.
+//! A notified waiter competes for the monitor again with the threads that
+//! are running, so with several waiters of a kind another thread may take
+//! the slot or item first, and the waiter finds its condition false again:
+//! the example counts such futile wake-ups (with one producer and one
+//! consumer there are none). At the end the sum of the items consumed must
+//! equal the sum of the items produced.
 //!
 //! Run it with:
 //!

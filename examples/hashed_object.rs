@@ -6,7 +6,8 @@
 //! the example checks that the payload, and so the hash and a `HashSet`
 //! lookup, stay the same while the object is unlocked, locked (the payload is
 //! then displaced into a lock record), locked reentrantly, waited on by
-//! another thread (the word is WAITERS), and unlocked again. At each step it
+//! another thread (the word is NEUTRAL again: waiting threads live in a
+//! table beside the word, not in it), and unlocked again. At each step it
 //! prints the word's `Debug`, which shows the lock state and the payload.
 //!
 //! Run it with:
@@ -179,20 +180,21 @@ fn main() {
         }
         // The waiter sets the flag while holding the monitor and releases it
         // only inside `wait`, so once we get the monitor the waiter is
-        // waiting, and when we release it nobody holds it: WAITERS.
+        // waiting, and when we release it nobody holds it or queues for it:
+        // the word is NEUTRAL, with the payload back, while a thread waits.
         drop(object.lock());
         assert!(!object.word.is_locked());
         check(
             "another thread in wait(), monitor free:",
             object,
             &set,
-            "WAITERS",
+            "NEUTRAL",
             &expected,
         );
 
         let guard = object.lock();
         check(
-            "locked, with the waiter queued:",
+            "locked, with the other thread waiting:",
             object,
             &set,
             "LOCKED",
