@@ -26,22 +26,25 @@
 //!
 //! The crate implements the meta-lock of Agesen et al., *An Efficient
 //! Meta-lock for Implementing Ubiquitous Synchronization* (OOPSLA '99). The
-//! word's two low bits hold the lock state; the rest hold the user's payload
+//! word's two low bits hold the lock state and the third a flag (a fair
+//! monitor's, or a summary of the queue); the rest hold the user's payload
 //! while nobody synchronizes on the object, or a pointer to a lock record
 //! (into which the payload is displaced) while somebody does. A short
 //! *meta-lock*, taken by one atomic swap and released by one
 //! compare-and-swap, guards every change to that state; contended meta-lock
 //! acquisitions are handed off in FIFO order, with no more than a bounded
 //! spin of a few microseconds before a waiting thread blocks. An
-//! uncontended lock and unlock each take a single compare-and-swap.
+//! uncontended lock and unlock each take a single compare-and-swap (with
+//! the `swap-only` backend, or `meta-lock-only`, every operation goes
+//! through the meta-lock instead).
 //!
 //! | module | paper 000 |
 //! |---|---|
 //! | `word` | the multi-use word, Fig. 2 |
 //! | `meta_lock` | get/release meta-lock and the hand-off, section 4.2, Fig. 5, 11, 12 |
 //! | `monitor` | enter, exit, wait, notify, sections 4.3-4.4, Fig. 6-8; extra-fast path, 5.2 |
-//! | `lock_record` | lock records and their free lists, Fig. 3, section 5.1 |
-//! | `exec_env` | execution environments, Fig. 1 |
+//! | `lock_record` | lock records, Fig. 3 |
+//! | `exec_env` | execution environments and their free lists of records, Fig. 1, section 5.1 |
 //! | `keyed` | the monitor table for values without a word, paper 002 |
 //!
 //! # Features
@@ -63,12 +66,17 @@
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.
 //! - `diagnostics`: `diagnostics::snapshot()` (a thread dump) and
-//!   `diagnostics::deadlocks()`; nothing of it is built without the feature.
+//!   `diagnostics::deadlocks()`; nothing of it is built without the
+//!   feature. It implies `std`.
+//! - `swap-only`: the backend of section 5.4 (a test-and-set meta-lock,
+//!   no compare-and-swap, so no extra-fast path) on any target; targets
+//!   without a pointer-width compare-and-swap get it anyway.
 //! - `shuttle`: the crate's primitives become shuttle's, for model-checking
 //!   a program with shuttle's schedulers (as `--cfg loom` does for loom); a
-//!   model build only, without `stats` and `diagnostics` (a model's threads
-//!   and their environments last one execution, so there is nothing
-//!   process-wide to count or list; the same holds under `--cfg loom`).
+//!   model build only, implying `std`. Under either model checker there is
+//!   no `RawMonitor`, `stats` or `diagnostics` (a model's threads and their
+//!   environments last one execution, so there is nothing process-wide to
+//!   count or list).
 //!
 //! # Values without a word, and interrupts
 //!

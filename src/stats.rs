@@ -37,16 +37,25 @@ pub struct Snapshot {
     pub extra_fast_misses: u64,
     /// Monitor enters that blocked because another thread owned the monitor.
     pub blocking_enters: u64,
-    /// Calls of `wait`, `wait_for` and `wait_until`.
+    /// Waits that released the monitor: `wait`, its timed and interruptible
+    /// forms, on the monitor's wait set or a `Condition`, and each round of
+    /// a `wait_while`. A wait that an interrupt pending at the call ends at
+    /// once is not counted.
     pub waits: u64,
-    /// Calls of `notify_one` and `notify_all`.
+    /// Calls of `notify_one` and `notify_all` on a monitor, and on a
+    /// `Condition` that had a waiter bound (a condition's notify with
+    /// nobody waiting costs one load and is not counted).
     pub notifies: u64,
-    /// Exits that handed the monitor to a thread passed over for too long
-    /// instead of releasing it (eventual fairness).
+    /// Exits that handed the monitor to the first queued thread instead of
+    /// releasing it: to a thread passed over for too long or a notified
+    /// waiter that lost once (eventual fairness), by `unlock_fair`, and at
+    /// every exit of a fair monitor.
     pub hand_overs: u64,
     /// Wake-ups in a `wait_while` after which the condition still held, so
     /// that the thread waited again: each one a context switch for nothing.
-    /// With one condition per kind of waiter there are none.
+    /// With one condition per kind of waiter and one thread of each kind
+    /// there are none; with several, a running thread can take what a
+    /// notified waiter was woken for.
     pub futile_wakeups: u64,
     /// Threads an exit woke to re-contend for a monitor (renouncement) that
     /// lost it to another thread and went back to sleep, notified waiters

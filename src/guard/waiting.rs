@@ -292,7 +292,8 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
     WaitTimeoutResult(false)
 }
 
-/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`]; what
+/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`], and
+/// where they exist `ArcSynchronizedGuard` and `KeyedGuard`; what
 /// [`Condition`]'s methods take. Sealed: the crate's guards implement it.
 ///
 /// [`SynchronizedGuard`]: crate::SynchronizedGuard

@@ -11,7 +11,8 @@ use crate::monitor::WaitSet;
 use crate::sys::Instant;
 
 /// One level of ownership of the monitor of a value (see [`lock`](crate::lock)); the
-/// same methods as [`MonitorGuard`]. Dropping it leaves that level, on
+/// same methods as [`MonitorGuard`] but `word()` (a home's word serves
+/// other values over time). Dropping it leaves that level, on
 /// every exit from its scope, panics included. Neither `Send` nor `Sync`.
 ///
 /// ```

@@ -19,8 +19,12 @@
 //! monitor is not the monitor of a word the value embeds: `lock(&sync)` and
 //! `sync.lock()` on a `Synchronized` exclude nothing from each other.
 //! Zero-sized values have no storage of their own; distinct ones may share
-//! an address, and then a monitor, which is sound (monitors are reentrant)
-//! but may serialize code that did not mean to share.
+//! an address, and then a monitor (every `&()`, `&[]` or unit-struct
+//! literal of one alignment has the same address, process-wide), which is
+//! sound (monitors are reentrant) but may serialize code that did not mean
+//! to share. Values that share a monitor share its wait set as well: a
+//! `notify_one` meant for one can wake a waiter of the other, so they need
+//! `notify_all`, or a [`Condition`](crate::Condition) each.
 
 mod guard;
 mod table;
@@ -195,7 +199,10 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
 ///
 /// Two references to one place share the monitor, and so do a value and
 /// the field at its offset 0 (the first field under `#[repr(C)]`);
-/// zero-sized values may share one with other values at their address. It
+/// zero-sized values may share one with other values at their address
+/// (every `&()`, `&[]` or unit-struct literal of one alignment has the same
+/// address, process-wide). Values that share a monitor share its wait set:
+/// a `notify_one` meant for one can wake a waiter of the other. It
 /// is not the monitor of a word the value embeds: `metalock::lock(&sync)`
 /// and `sync.lock()` on a [`Synchronized`](crate::Synchronized) exclude
 /// nothing from each other.

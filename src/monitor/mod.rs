@@ -5,43 +5,44 @@
 //! # Data structure
 //!
 //! A LOCKED word points at the owner's lock record, the head of the object's
-//! queue; behind it are the records of threads waiting to enter and of
-//! threads waiting for a notification, in arrival order. A WAITERS word points
-//! at the head of such a queue while nobody owns the monitor. The head record
-//! holds the payload displaced from the word. Every change to the queue, the
-//! records in it or the word happens under the object's meta-lock, except the
-//! two extra-fast compare-and-swaps (NEUTRAL to LOCKED with an empty queue and
-//! back) and the owner's changes to its own recursion count. Besides the
-//! queue summary that the fused unlock needs, the word keeps a waiting
-//! summary: whether the queue may hold a thread waiting for a notification,
-//! so that a notify with only contenders queued needs no meta-lock.
+//! entry queue; behind it are the records of threads waiting to enter, in
+//! arrival order, except that notified waiters join ahead of contenders. A
+//! WAITERS word points at the head of such a queue while nobody owns the
+//! monitor. The head record holds the payload displaced from the word.
+//! Threads waiting for a notification are not in the queue: they wait in the
+//! wait table (`wait_table`), so that the word of a monitor waited on can be
+//! NEUTRAL, and a notify moves them into the queue. Every change to the
+//! queue, the records in it or the word happens under the object's
+//! meta-lock, except the two extra-fast compare-and-swaps (NEUTRAL to LOCKED
+//! with an empty queue and back) and the owner's changes to its own
+//! recursion count; the queue summary bit of a LOCKED word makes the fused
+//! unlock fail when a thread queued.
 //!
 //! # Policy
 //!
 //! As in the paper, a releasing thread does not hand the monitor over: it
-//! invites the first thread of the queue that waits to enter, and that
-//! thread re-contends with new arrivals (renouncement). One departure: the
-//! invited thread's record leaves the queue with the invitation, not when it
-//! finally gets the monitor. While it wakes up, the queue is often empty and
-//! the object back to NEUTRAL, so the threads that are running keep the
-//! extra-fast path instead of all going through the meta-lock behind a
-//! thread that is not running yet (with the paper's order, a queue that
-//! formed once under contention tended to stay, and every operation paid for
-//! the meta-lock). The invited thread re-contends like a newcomer and queues
-//! again if it loses. Renouncement alone lets a thread lose again and again
-//! (starve) while others barge in through the extra-fast path, so a thread
-//! that was invited and lost counts its losses and notes since when; the
-//! exit that invites it after a second loss, once the first is
-//! [`FAIR_AFTER`] ago, hands it the monitor instead. Paper 001 sets out the
-//! trade: hand-over costs throughput (a context switch per transfer),
-//! renouncement costs fairness; the crate
-//! renounces by default and hands over only to a thread that is starving
-//! (eventual fairness). A notification only clears a waiter's flag; the waiter
-//! re-contends when an exit invites it, or when its time runs out, in which
-//! case it takes its record out of the queue itself. Contenders spin briefly
-//! (`SpinWait`) before queueing behind an owner nobody else waits for, and
-//! again after an invitation; they do not spin once queued. How long is
-//! learned per monitor (`profile`): a monitor whose spins nearly always lose
+//! invites the first thread of the queue that waits to enter, and that thread
+//! re-contends with new arrivals (renouncement). One departure: the invited
+//! thread's record leaves the queue with the invitation, not when it finally
+//! gets the monitor. While it wakes up, the queue is often empty and the object
+//! back to NEUTRAL, so the threads that are running keep the extra-fast path
+//! instead of all going through the meta-lock behind a thread that is not
+//! running yet (with the paper's order, a queue that formed once under
+//! contention tended to stay, and every operation paid for the meta-lock). The
+//! invited thread re-contends like a newcomer and queues again if it loses.
+//! Renouncement alone lets a thread lose again and again (starve) while others
+//! barge in through the extra-fast path, so a thread that was invited and lost
+//! counts its losses and notes since when; the exit that invites it after a
+//! second loss, once the first is [`FAIR_AFTER`] ago, hands it the monitor
+//! instead. Paper 001 sets out the trade: hand-over costs throughput (a context
+//! switch per transfer), renouncement costs fairness; the crate renounces by
+//! default and hands over only to a thread that is starving (eventual
+//! fairness). A notified waiter, moved into the queue, re-contends when an exit
+//! invites it, and is handed the monitor by the next exit if it loses once; a
+//! waiter whose time runs out first leaves the wait table itself. Contenders
+//! spin briefly (`SpinWait`) before queueing behind an owner nobody else waits
+//! for, and again after an invitation; they do not spin once queued. How long
+//! is learned per monitor (`profile`): a monitor whose spins nearly always lose
 //! keeps only the spin hints and skips the yields.
 
 mod condition;
