@@ -59,8 +59,9 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 ///
 /// While nobody synchronizes on the object the word holds a payload of
 /// [`PAYLOAD_BITS`](Self::PAYLOAD_BITS) bits that belongs to the user (a hash,
-/// a tag, flags). While the object is locked or has waiters the payload is
-/// displaced into a lock record; [`payload`](Self::payload) and
+/// a tag, flags). While the object is locked or threads queue to enter it
+/// the payload is displaced into a lock record (threads in `wait` do not
+/// count: they wait beside the word); [`payload`](Self::payload) and
 /// [`set_payload`](Self::set_payload) keep working, and the payload is back
 /// in the word, unchanged, when synchronization ends.
 ///

@@ -19,8 +19,8 @@ pub(super) enum Entry {
     /// A newcomer.
     Fresh,
     /// Invited by an exit to re-contend; the time, read before the
-    /// meta-lock was taken (so that the clock is not read while others wait
-    /// for the meta-lock), counts if it loses.
+    /// meta-lock was taken (so that this path does not read the clock while
+    /// others wait for the meta-lock), counts if it loses.
     Invited(Instant),
     /// A notified waiter woken to re-contend: it queues ahead of the
     /// contenders if it loses, and is handed the monitor next.
@@ -182,8 +182,8 @@ impl MultiUseWord {
     /// no meta-lock. A newcomer gives up at once when there is a queue, so
     /// that it does not spin past threads that already sleep; a thread that
     /// an exit invited (`record` given: it re-contends with its own record)
-    /// is the first of the queue, and spins past it. Installs `record` if
-    /// given, else a fresh one.
+    /// was the first of the queue, left it with the invitation, and spins
+    /// past the rest. Installs `record` if given, else a fresh one.
     #[cfg(not(metalock_swap_only))]
     pub(super) fn spin_then_fused_lock(
         &self,

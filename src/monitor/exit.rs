@@ -100,18 +100,19 @@ impl MultiUseWord {
 /// any more but a thread of `queue` (the queue left behind, head first, null
 /// if none), whose payload is `displaced`, and releases the meta-lock.
 ///
-/// The first thread of the queue (notified waiters come before contenders)
-/// is invited to re-contend with newcomers (renouncement): while it wakes
-/// up, the threads that are running keep the monitor busy instead of
-/// waiting for a thread that is not running yet. (A hand-over to every
-/// notified waiter measured 2 to 250 times slower on a bounded buffer: each
-/// transfer waited for a thread to wake.) Unlike the paper, the invited
-/// thread leaves the queue at once: while it wakes up, the queue may be
-/// empty and the object back to NEUTRAL, so the running threads keep the
-/// extra-fast path. A first thread passed over too long (eventual fairness;
-/// a notified waiter, after losing once) is handed the monitor instead, and
-/// so is the first thread when the release is `fair` (`unlock_fair`) or the
-/// monitor is (its displaced payload carries the `FAIR` bit).
+/// The first thread of the queue (notified waiters join it ahead of the
+/// contenders not yet passed over too long) is invited to re-contend with
+/// newcomers (renouncement): while it wakes up, the threads that are running
+/// keep the monitor busy instead of waiting for a thread that is not running
+/// yet. (A hand-over to every notified waiter measured 2 to 250 times slower
+/// on a bounded buffer: each transfer waited for a thread to wake.) Unlike
+/// the paper, the invited thread leaves the queue at once: while it wakes up,
+/// the queue may be empty and the object back to NEUTRAL, so the running
+/// threads keep the extra-fast path. A first thread passed over too long
+/// (eventual fairness; a notified waiter, after losing once) is handed the
+/// monitor instead, and so is the first thread when the release is `fair`
+/// (`unlock_fair`) or the monitor is (its displaced payload carries the
+/// `FAIR` bit).
 ///
 /// # Safety
 /// `held` is the meta-lock of the word whose queue `queue` is.

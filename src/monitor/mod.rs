@@ -97,11 +97,13 @@ use crate::word::{BUSY, LOCKED, MultiUseWord, QUEUE_SUMMARY, state};
 /// compare-and-swap.
 pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", metalock_swap_only)));
 
-/// How long an invited thread may keep losing the monitor to others before
-/// an exit hands the monitor to it instead of releasing it: the bound on
-/// starvation, traded against the throughput that a hand-over to a thread
-/// that is not running yet costs (parking_lot makes a similar trade every
-/// half millisecond on average).
+/// How long after its first loss an invited thread may keep losing the
+/// monitor to others before an exit hands the monitor to it instead of
+/// releasing it: the bound on starvation (plus the trips to the head of
+/// the queue), traded against the throughput that a hand-over to a thread
+/// that is not running yet costs. parking_lot's trade differs: a timer per
+/// bucket (0-1 ms) makes the next unlock after it runs out hand over to
+/// whichever thread is first.
 const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The panic message of a non-reentrant enter by the owner.
