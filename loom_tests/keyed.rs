@@ -279,10 +279,12 @@ fn notify_races_an_interrupt() {
 }
 
 /// The one thread that touches a keyed word without a table reference: a
-/// `Condition` notifier that does not hold the monitor moves the waiter into
+/// `Condition` notifier (on an overflow entry: the home serves y) that does not hold the monitor moves the waiter into
 /// the word's queue, while the waiter's timed wait may time out at any
-/// point, and its unlock reclaims the entry. The waiter must take the
-/// condition's stripe to leave, so the word outlives the notify.
+/// point, and its unlock reclaims the entry. A waiter still in the stripe
+/// cannot leave without it, and one the notifier moved takes the monitor
+/// only after the notifier's last access, its release of the word's
+/// meta-lock, so the word outlives the notify.
 #[test]
 fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
     explore(
@@ -291,10 +293,13 @@ fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
         || {
             let values = Values::new();
             let condition = Arc::new(Condition::new());
+            // y holds the one home, so x's monitor is an overflow entry.
+            let home = metalock::lock(&values.y);
             let waiter = {
                 let (values, condition) = (Arc::clone(&values), Arc::clone(&condition));
                 thread::spawn(move || {
                     let mut guard = metalock::lock(&values.x);
+                    assert_eq!(metalock::keyed_monitors(), 2, "x has no entry of its own");
                     let _ = condition.wait_for(&mut guard, Duration::from_secs(1));
                     // SAFETY: under the monitor of x.
                     values.x.with_mut(|c| unsafe { *c += 1 });
@@ -302,7 +307,43 @@ fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
             };
             condition.notify_one();
             waiter.join().unwrap();
+            assert_eq!(metalock::keyed_monitors(), 1, "x's entry was not reclaimed");
+            drop(home);
             assert_eq!(read(&values.x), 1);
+        },
+    );
+}
+
+/// Reading an overflow entry (`is_locked`) while another thread contends
+/// for it (its word BUSY under the meta-lock as the holder leaves) and
+/// reclaims it: the reader takes a reference and reads with no shard lock
+/// held, and its reference keeps the entry until it gives it back, which
+/// may reclaim it.
+#[test]
+fn reading_an_overflow_entry_races_its_contention_and_reclaim() {
+    explore(
+        "reading_an_overflow_entry_races_its_contention_and_reclaim",
+        builder(2),
+        || {
+            let values = Values::new();
+            // y holds the one home, so x's monitor is an overflow entry.
+            let home = metalock::lock(&values.y);
+            let held = metalock::lock(&values.x);
+            assert_eq!(metalock::keyed_monitors(), 2, "x has no entry of its own");
+            // SAFETY: under the monitor of x.
+            values.x.with_mut(|c| unsafe { *c += 1 });
+            let other = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump(&values.x))
+            };
+            drop(held);
+            let _ = metalock::is_locked(&values.x);
+            assert!(!metalock::is_held_by_current_thread(&values.x));
+            other.join().unwrap();
+            assert!(!metalock::is_locked(&values.x));
+            assert_eq!(metalock::keyed_monitors(), 1, "x's entry was not reclaimed");
+            drop(home);
+            assert_eq!(read(&values.x), 2);
         },
     );
 }

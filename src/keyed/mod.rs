@@ -81,6 +81,7 @@ fn enter_slow(
     // Dropped after the home's meta-lock: it may give back a word.
     let mut reserved = Reserved::none();
     loop {
+        table().debug_assert_reserved_for(key.get(), &reserved);
         let found = home.enter_slow(ee, bits, patience, || {
             let acquired = table().acquire(key.get(), &mut reserved);
             if let Ok((_, true)) = acquired {
@@ -175,7 +176,16 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
         Err(false) => None,
         // Bound before the shard lock: the word's inspect may need the EE,
         // and binding one allocates.
-        Err(true) => ExecEnv::with_current(|_| table().inspect(key.get(), |word| word.inspect(&f))),
+        Err(true) => ExecEnv::with_current(|_| {
+            let word = table().reference(key.get())?;
+            // Given back, under the home's meta-lock as every reference, once
+            // the word is read: a BUSY word's read waits for its meta-lock,
+            // which must not happen under the shard lock.
+            let _reference = Overflow(key);
+            // SAFETY: the reference keeps the entry's word alive until
+            // `_reference` drops.
+            Some(unsafe { word.as_ref() }.inspect(&f))
+        }),
     }
 }
 
@@ -326,8 +336,10 @@ pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
 /// How many keyed monitors are in use now: held or entered (a snapshot;
 /// an idle home, which serves the last address that used it, costs no
 /// memory of its own and does not count, and neither does a home whose
-/// monitor is only waited on). It does not grow with the number of values
-/// ever locked.
+/// monitor is only waited on; a monitor in the overflow table, for an
+/// address whose home served another, counts while any thread holds,
+/// enters or waits on it). It does not grow with the number of values ever
+/// locked.
 ///
 /// ```
 /// let values: Vec<u64> = (0..10_000).collect();

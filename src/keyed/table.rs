@@ -11,10 +11,13 @@
 //! count reaches zero nobody can reach the word, which is NEUTRAL: the entry
 //! leaves the table and its word is recycled. One thread touches a word
 //! without a reference: a `Condition`'s notifier that does not hold the
-//! monitor moves waiters into the word's queue; it does so under the
-//! condition's wait-table stripe, which a waiter (holding a reference) must
-//! take to leave, so the word outlives that too. A change to `wait` must
-//! keep it so. Counts change only under the entry's shard lock, which is
+//! monitor moves waiters into the word's queue, under the condition's
+//! wait-table stripe. A waiter still in the stripe cannot leave without
+//! that stripe; one it moved leaves only after it takes the monitor, which
+//! it reaches through the word's meta-lock or the word itself, after the
+//! notifier's last access to the word: the release of that meta-lock. So
+//! the word outlives the notify. A change to `wait`, or a notifier that
+//! touched the word after that release, must keep it so. Counts change only under the entry's shard lock, which is
 //! also what a lookup holds, so no entry is freed while a thread can still
 //! find it. A reference count in the entry fits here because every reader
 //! already announces itself (it is about to enter the monitor, which it
@@ -28,10 +31,13 @@
 //! The table is split into shards by the address's hash, each with its own
 //! lock, on its own cache line. Lock order: a home's meta-lock, then a
 //! shard lock (entries are made and dropped under the meta-lock of their
-//! address's home, see `crate::keyed`), then an entry's meta-lock (`inspect`
-//! runs under the shard lock, and may wait for that meta-lock there). No
-//! holder of an entry's meta-lock takes a shard lock or a home's meta-lock,
-//! so the order has no cycle; a change that made one would deadlock.
+//! address's home, see `crate::keyed`). An entry's meta-lock is taken with
+//! neither held: a reader of a BUSY entry takes a reference first
+//! ([`Table::reference`]) and waits for the meta-lock after the shard
+//! lock, so that no thread waits there with a shard lock, which the
+//! holders of homes' meta-locks queue on. No holder of an entry's meta-lock
+//! takes a shard lock or a home's meta-lock, so the order has no cycle; a
+//! change that made one would deadlock.
 //!
 //! # Allocation
 //!
@@ -62,8 +68,8 @@ use crate::word::{MultiUseWord, NEUTRAL};
 /// crate expects, so that two threads rarely meet in one.
 const SHARDS: usize = 64;
 
-/// Spare words a shard keeps, so that a miss of the cache neither
-/// allocates nor frees in the common case.
+/// Spare words a shard keeps, so that making and reclaiming entries
+/// neither allocates nor frees in the common case.
 const SPARES_PER_SHARD: usize = 8;
 
 /// The smallest map a shard allocates.
@@ -346,6 +352,19 @@ impl Table {
         &self.shards[(hash(key) >> (u64::BITS - SHARDS.trailing_zeros())) as usize]
     }
 
+    /// Checks, in debug builds, that `reserved` holds no word or one for the
+    /// shard of `key`. Called before the home's meta-lock, under which
+    /// [`acquire`](Self::acquire) uses the word and nothing may unwind.
+    #[inline]
+    pub(super) fn debug_assert_reserved_for(&self, key: usize, reserved: &Reserved) {
+        debug_assert!(
+            reserved
+                .0
+                .is_none_or(|(_, of)| core::ptr::eq(of, self.shard(key))),
+            "a word reserved for another shard"
+        );
+    }
+
     /// Takes a reference to the entry of `key`, making it if there is none
     /// (then `true`) from the word `reserved` holds or a spare. The word
     /// stays valid until the matching [`release`](Self::release).
@@ -355,12 +374,7 @@ impl Table {
         key: usize,
         reserved: &mut Reserved,
     ) -> Result<(NonNull<MultiUseWord>, bool), NoRoom> {
-        let shard = self.shard(key);
-        debug_assert!(
-            reserved.0.is_none_or(|(_, of)| core::ptr::eq(of, shard)),
-            "a word reserved for another shard"
-        );
-        shard.with(|shard| {
+        self.shard(key).with(|shard| {
             if let Some(slot) = shard.entries.get_mut(&key) {
                 slot.refs += 1;
                 return Ok((slot.word, false));
@@ -439,16 +453,14 @@ impl Table {
         }
     }
 
-    /// Runs `f` on the word of `key` if it has an entry (under its shard's
-    /// lock, which keeps the entry alive), without making one.
-    pub(super) fn inspect<R>(&self, key: usize, f: impl FnOnce(&MultiUseWord) -> R) -> Option<R> {
+    /// Takes a reference to the entry of `key` if it has one, without
+    /// making one. The word stays valid until the matching
+    /// [`release`](Self::release).
+    pub(super) fn reference(&self, key: usize) -> Option<NonNull<MultiUseWord>> {
         self.shard(key).with(|shard| {
-            shard
-                .entries
-                .get(&key)
-                // SAFETY: the entry is in the table, whose lock we hold, so
-                // it is not reclaimed under us.
-                .map(|slot| f(unsafe { slot.word.as_ref() }))
+            let slot = shard.entries.get_mut(&key)?;
+            slot.refs += 1;
+            Some(slot.word)
         })
     }
 

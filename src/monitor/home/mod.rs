@@ -34,8 +34,8 @@
 //!   ever has two monitors.
 //!
 //! Lock order: a home's meta-lock, then the overflow table's shard lock
-//! (the `elsewhere` closures run under the meta-lock), then an overflow
-//! entry's meta-lock. The meta-lock's rule that the protocols allocate
+//! (the `elsewhere` closures run under the meta-lock); an overflow entry's
+//! meta-lock is taken with neither held. The meta-lock's rule that the protocols allocate
 //! before they take it (`crate::meta_lock`) holds here too: the table
 //! makes an entry only from memory allocated beforehand, and frees after
 //! the meta-lock (`crate::keyed::table`, "Allocation"); its panics are
