@@ -28,6 +28,9 @@ pub struct HeldMonitor {
     /// How many levels the thread holds it at.
     pub depth: usize,
     /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    /// For a monitor of the overflow table it is read apart from the rest
+    /// of the snapshot, so an entry reclaimed and reused for another
+    /// address in between can show that address.
     pub key: Option<usize>,
 }
 
@@ -105,6 +108,9 @@ pub struct BlockedOn {
     /// be read (a monitor between two owners has none).
     pub owner: Option<ThreadId>,
     /// For a keyed monitor (`metalock::lock(&value)`): the value's address.
+    /// For a monitor of the overflow table it is read apart from the rest
+    /// of the snapshot, so an entry reclaimed and reused for another
+    /// address in between can show that address.
     pub key: Option<usize>,
     pub(super) episode: u64,
     pub(super) owner_ee: Option<usize>,
