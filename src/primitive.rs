@@ -277,8 +277,11 @@ mod sys_mutex {
 
         fn unlock(&self) {
             // Release pairs with the Acquire swap of the next holder.
+            // One waiter: it swaps CONTENDED back in, so that its own unlock
+            // wakes the next (waking all would only make them contend again,
+            // and a portable parker gathers more than 8 on the heap).
             if swap_u32(&self.state, UNLOCKED, Ordering::Release) == CONTENDED {
-                sys::get().wake(&self.state);
+                sys::get().wake_one(&self.state);
             }
         }
     }

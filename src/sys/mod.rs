@@ -172,6 +172,40 @@ pub unsafe trait Platform: Sync {
     /// ```
     fn wake(&self, word: &AtomicU32);
 
+    /// Wakes one thread blocked in `wait` on `word`, if any (waking more is
+    /// correct, only slower). The crate's internal locks wake their next
+    /// holder with it, so that a release wakes one waiter, not all of them
+    /// to contend again. The default calls [`wake`](Self::wake).
+    ///
+    /// ```
+    /// use metalock::platform::{Platform, StdPlatform};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// let tickets = AtomicU32::new(0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| loop {
+    ///             let left = tickets.load(Ordering::Acquire);
+    ///             if left == 0 {
+    ///                 StdPlatform.wait(&tickets, 0, None);
+    ///             } else if tickets
+    ///                 .compare_exchange(left, left - 1, Ordering::AcqRel, Ordering::Relaxed)
+    ///                 .is_ok()
+    ///             {
+    ///                 break;
+    ///             }
+    ///         });
+    ///     }
+    ///     for _ in 0..2 {
+    ///         tickets.fetch_add(1, Ordering::Release);
+    ///         StdPlatform.wake_one(&tickets); // one ticket, one waiter
+    ///     }
+    /// });
+    /// ```
+    fn wake_one(&self, word: &AtomicU32) {
+        self.wake(word);
+    }
+
     /// Offers the processor to another thread: the crate calls it while it
     /// spins briefly before blocking, so that the thread it waits for can
     /// run even on a single core.
@@ -309,6 +343,12 @@ impl Fenced {
     #[inline]
     pub(crate) fn wake(self, word: &AtomicU32) {
         abort_on_unwind(|| self.0.wake(word))
+    }
+
+    #[cfg(not(metalock_model))]
+    #[inline]
+    pub(crate) fn wake_one(self, word: &AtomicU32) {
+        abort_on_unwind(|| self.0.wake_one(word))
     }
 
     #[cfg(not(metalock_model))]

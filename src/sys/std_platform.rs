@@ -27,7 +27,7 @@ pub struct StdPlatform;
 // SAFETY: the futex compares `*word` with `expected` and sleeps atomically
 // with respect to a wake on the same address, and `parking_lot_core::park`
 // validates `*word == expected` under the bucket lock that `unpark_all`
-// takes, so either way a wake that follows a change of the value is never
+// and `unpark_one` take, so either way a wake that follows a change of the value is never
 // missed; `std::time::Instant` is monotonic. The thread slot is not used with
 // std.
 unsafe impl Platform for StdPlatform {
@@ -83,6 +83,19 @@ unsafe impl Platform for StdPlatform {
         }
     }
 
+    #[cfg(metalock_futex)]
+    fn wake_one(&self, word: &AtomicU32) {
+        // SAFETY: as in `wake`, with a count of one.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                word.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                1,
+            );
+        }
+    }
+
     #[cfg(not(metalock_futex))]
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         use core::sync::atomic::Ordering;
@@ -109,6 +122,16 @@ unsafe impl Platform for StdPlatform {
         // SAFETY: see `wait`: the key belongs to this crate's parker.
         unsafe {
             parking_lot_core::unpark_all(key, parking_lot_core::DEFAULT_UNPARK_TOKEN);
+        }
+    }
+
+    #[cfg(not(metalock_futex))]
+    fn wake_one(&self, word: &AtomicU32) {
+        let key = word as *const AtomicU32 as usize;
+        // SAFETY: see `wait`; the callback neither panics nor calls back
+        // into the parking lot.
+        unsafe {
+            parking_lot_core::unpark_one(key, |_| parking_lot_core::DEFAULT_UNPARK_TOKEN);
         }
     }
 
