@@ -135,7 +135,7 @@ macro_rules! const_unless_loom {
 // 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
 // 7. the public API: `interrupt`, `guard`, `synchronized`, `keyed` (the
 //    monitor table, a second way to find a word), `condition`, `raw`,
-//    `stats`, `platform`.
+//    `stats`, `diagnostics`, `platform`.
 mod arch;
 mod condition;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]

@@ -197,8 +197,9 @@ pub mod held;
 /// shards of the keyed monitors' overflow table. Taken under a meta-lock in
 /// one place only, a shard under the meta-lock of its addresses' home
 /// (`monitor::home`); and a thread waits for a meta-lock while it holds one
-/// in one place only, a shard while it inspects an overflow entry's word
-/// (`keyed::table`), whose meta-lock's holders take no shard.
+/// in one place only, a wait-table stripe while a notify moves waiters into
+/// a monitor's queue (`monitor::wait_table`), and no holder of a meta-lock
+/// waits for a stripe.
 #[cfg(not(metalock_model))]
 mod sys_mutex {
     use super::{AtomicU32, Ordering};

@@ -49,7 +49,7 @@ pub struct Snapshot {
     /// Exits that handed the monitor to the first queued thread instead of
     /// releasing it: to a thread passed over for too long or a notified
     /// waiter that lost once (eventual fairness), by `unlock_fair`, and at
-    /// every exit of a fair monitor.
+    /// every exit of a fair monitor that finds a thread queued.
     pub hand_overs: u64,
     /// Wake-ups in a `wait_while` after which the condition still held, so
     /// that the thread waited again: each one a context switch for nothing.

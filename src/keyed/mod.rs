@@ -174,17 +174,19 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
     match home.inspect(bits, &f) {
         Ok(found) => Some(found),
         Err(false) => None,
-        // Bound before the shard lock: the word's inspect may need the EE,
-        // and binding one allocates.
-        Err(true) => ExecEnv::with_current(|_| {
-            let word = table().reference(key.get())?;
-            // Given back, under the home's meta-lock as every reference, once
-            // the word is read: a BUSY word's read waits for its meta-lock,
-            // which must not happen under the shard lock.
-            let _reference = Overflow(key);
-            // SAFETY: the reference keeps the entry's word alive until
-            // `_reference` drops.
-            Some(unsafe { word.as_ref() }.inspect(&f))
+        // Bound before the shard lock (binding allocates): a BUSY entry's
+        // read and the reference's return under the home's meta-lock both
+        // need the EE.
+        Err(true) => ExecEnv::with_current(|_| match table().inspect(key.get(), &f)? {
+            Ok(found) => Some(found),
+            Err(word) => {
+                // Given back, under the home's meta-lock as every reference,
+                // once the word is read with no shard lock held.
+                let _reference = Overflow(key);
+                // SAFETY: the reference keeps the entry's word alive until
+                // `_reference` drops.
+                Some(unsafe { word.as_ref() }.inspect(&f))
+            }
         }),
     }
 }

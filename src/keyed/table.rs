@@ -32,8 +32,8 @@
 //! lock, on its own cache line. Lock order: a home's meta-lock, then a
 //! shard lock (entries are made and dropped under the meta-lock of their
 //! address's home, see `crate::keyed`). An entry's meta-lock is taken with
-//! neither held: a reader of a BUSY entry takes a reference first
-//! ([`Table::reference`]) and waits for the meta-lock after the shard
+//! neither held: a reader of a BUSY entry takes a reference
+//! ([`Table::inspect`]) and waits for the meta-lock after the shard
 //! lock, so that no thread waits there with a shard lock, which the
 //! holders of homes' meta-locks queue on. No holder of an entry's meta-lock
 //! takes a shard lock or a home's meta-lock, so the order has no cycle; a
@@ -453,14 +453,27 @@ impl Table {
         }
     }
 
-    /// Takes a reference to the entry of `key` if it has one, without
-    /// making one. The word stays valid until the matching
-    /// [`release`](Self::release).
-    pub(super) fn reference(&self, key: usize) -> Option<NonNull<MultiUseWord>> {
+    /// Runs `f` on the word value of the entry of `key`, if it has one,
+    /// without making one: under the shard's lock (which keeps the entry
+    /// alive) unless the word is BUSY. A BUSY word's value needs its
+    /// meta-lock, which nobody may wait for under a shard lock: then a
+    /// reference to the entry is taken instead, and returned, for the
+    /// caller to read the word with no lock held and give the reference
+    /// back with [`release`](Self::release).
+    pub(super) fn inspect<R>(
+        &self,
+        key: usize,
+        f: impl Fn(usize) -> R,
+    ) -> Option<Result<R, NonNull<MultiUseWord>>> {
         self.shard(key).with(|shard| {
             let slot = shard.entries.get_mut(&key)?;
-            slot.refs += 1;
-            Some(slot.word)
+            // SAFETY: the entry is in the table, whose lock we hold, so it
+            // is not reclaimed under us.
+            let word = unsafe { slot.word.as_ref() };
+            Some(word.inspect_unless_busy(f).ok_or_else(|| {
+                slot.refs += 1;
+                slot.word
+            }))
         })
     }
 

@@ -178,11 +178,8 @@ impl MultiUseWord {
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
     /// the word is BUSY.
     pub(crate) fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {
-        // Acquire pairs with the Release of whatever wrote the word, so a
-        // record it points at is initialised.
-        let bits = self.word.load(Ordering::Acquire);
-        if state(bits) != BUSY {
-            return f(bits);
+        if let Some(found) = self.inspect_unless_busy(&f) {
+            return found;
         }
         ExecEnv::with_current(|ee| {
             let held = self.get_meta_lock(ee);
@@ -190,5 +187,14 @@ impl MultiUseWord {
             held.release(bits);
             f(bits)
         })
+    }
+
+    /// Runs `f` on the word's value unless it is BUSY (`None`).
+    #[inline]
+    pub(crate) fn inspect_unless_busy<R>(&self, f: impl Fn(usize) -> R) -> Option<R> {
+        // Acquire pairs with the Release of whatever wrote the word, so a
+        // record it points at is initialised.
+        let bits = self.word.load(Ordering::Acquire);
+        (state(bits) != BUSY).then(|| f(bits))
     }
 }

@@ -67,6 +67,10 @@ impl Instant {
 ///   on that address has happened after the value changed, and it returns
 ///   soon after `deadline` passes (timed locks and waits end there, and the
 ///   swap-only backend's back-off waits on a word nobody wakes);
+/// - `wake_one`, if the platform overrides it, wakes at least one thread
+///   blocked in `wait` on that same address if there is one (a thread
+///   waiting on another address does not count); the crate's internal locks
+///   rely on it;
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
