@@ -347,3 +347,29 @@ fn reading_an_overflow_entry_races_its_contention_and_reclaim() {
         },
     );
 }
+
+/// A thread that found the home held for y makes room for x's overflow
+/// entry, and retries, while the home is released and taken for x: the
+/// retry with a reserved word only tries, gives the word back when the
+/// home is held for x, then queues there. Both increments of x are ordered
+/// by one monitor, and nothing stays in use.
+#[test]
+fn an_overflow_retry_finds_the_home_taken_for_its_address() {
+    explore(
+        "an_overflow_retry_finds_the_home_taken_for_its_address",
+        builder(2),
+        || {
+            let values = Values::new();
+            let home = metalock::lock(&values.y);
+            let other = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump(&values.x))
+            };
+            drop(home);
+            bump(&values.x);
+            other.join().unwrap();
+            assert_eq!(metalock::keyed_monitors(), 0);
+            assert_eq!(read(&values.x), 2);
+        },
+    );
+}

@@ -82,7 +82,16 @@ fn enter_slow(
     let mut reserved = Reserved::none();
     loop {
         table().debug_assert_reserved_for(key.get(), &reserved);
-        let found = home.enter_slow(ee, bits, patience, || {
+        // With a word reserved, only try: the home may have been rekeyed
+        // for this address meanwhile and be held, and the thread would
+        // wait there with the word, which the shard's other addresses may
+        // need. It gives the word back and then waits.
+        let trying = if reserved.is_some() {
+            Patience::None
+        } else {
+            patience
+        };
+        let found = home.enter_slow(ee, bits, trying, || {
             let acquired = table().acquire(key.get(), &mut reserved);
             if let Ok((_, true)) = acquired {
                 home.count_overflow(true);
@@ -94,6 +103,10 @@ fn enter_slow(
                 MonitorGuard::new(home.word(), record),
                 None,
             )),
+            Keyed::GaveUp if reserved.is_some() && !matches!(patience, Patience::None) => {
+                reserved = Reserved::none();
+                continue;
+            }
             Keyed::GaveUp => {
                 drop(reserved);
                 drop(kept);

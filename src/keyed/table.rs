@@ -273,6 +273,11 @@ impl Reserved {
     pub(super) fn none() -> Self {
         Self(None)
     }
+
+    /// Whether a word is reserved.
+    pub(super) fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
 }
 
 impl Drop for Reserved {
