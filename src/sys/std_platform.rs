@@ -70,30 +70,12 @@ unsafe impl Platform for StdPlatform {
 
     #[cfg(metalock_futex)]
     fn wake(&self, word: &AtomicU32) {
-        // SAFETY: the variadic arguments match the kernel's futex ABI (the
-        // word's address, a `c_int` operation, an `int` count); `word` is a
-        // live, aligned 32-bit atomic; waking has no other effect on memory.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                i32::MAX,
-            );
-        }
+        futex_wake(word, i32::MAX);
     }
 
     #[cfg(metalock_futex)]
     fn wake_one(&self, word: &AtomicU32) {
-        // SAFETY: as in `wake`, with a count of one.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                1,
-            );
-        }
+        futex_wake(word, 1);
     }
 
     #[cfg(not(metalock_futex))]
@@ -172,6 +154,22 @@ pub(crate) fn prepare_thread() {
             |_, _| {},
             parking_lot_core::DEFAULT_PARK_TOKEN,
             None,
+        );
+    }
+}
+
+/// Wakes at most `count` threads blocked in a futex wait on `word`.
+#[cfg(metalock_futex)]
+fn futex_wake(word: &AtomicU32, count: i32) {
+    // SAFETY: the variadic arguments match the kernel's futex ABI (the
+    // word's address, a `c_int` operation, an `int` count); `word` is a
+    // live, aligned 32-bit atomic; waking has no other effect on memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            count,
         );
     }
 }
