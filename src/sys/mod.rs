@@ -189,6 +189,8 @@ pub unsafe trait Platform: Sync {
     /// std::thread::scope(|s| {
     ///     for _ in 0..2 {
     ///         s.spawn(|| loop {
+    ///             // Acquire pairs with the Release `fetch_add` below; the
+    ///             // failed exchange's Relaxed is followed by this load again.
     ///             let left = tickets.load(Ordering::Acquire);
     ///             if left == 0 {
     ///                 StdPlatform.wait(&tickets, 0, None);
