@@ -181,3 +181,39 @@ fn a_monitor_locked_under_its_own_meta_lock() {
     // The hook locks the word again once an invited contender loses.
     contend_until_the_hook_ends_it(&WORD, "no contender was passed over");
 }
+
+/// In the child: code that the crate runs under a meta-lock (a hook standing
+/// in for a platform callback) locks a contended monitor on another word.
+/// Its meta-lock would share the thread's hand-off state with the one held,
+/// and a successor of either could be handed the other's bits; the crate
+/// stops with a message before it asks for the second.
+#[test]
+fn a_contended_monitor_locked_under_another_meta_lock() {
+    if !is_child() {
+        child_aborts_saying(
+            "a_contended_monitor_locked_under_another_meta_lock",
+            "metalock: a thread asked for a meta-lock while it holds another",
+        );
+        return;
+    }
+    static WORD: MultiUseWord = MultiUseWord::new();
+    static OTHER: MultiUseWord = MultiUseWord::new();
+    // Fires under WORD's meta-lock; OTHER is held by the thread below, so
+    // the lock takes the meta-lock path.
+    fn lock_other(event: HandoffEvent) {
+        if event == HandoffEvent::ContenderPassedOver {
+            drop(OTHER.lock());
+        }
+    }
+    let held = std::sync::Barrier::new(2);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let _guard = OTHER.lock();
+            held.wait();
+            thread::sleep(Duration::from_secs(600));
+        });
+        held.wait();
+        set_handoff_hook(Some(lock_other));
+        contend_until_the_hook_ends_it(&WORD, "no contender was passed over");
+    });
+}

@@ -164,11 +164,10 @@ pub(crate) struct ExecEnv {
     /// `__with_meta_lock` seam), and may not take another.
     #[cfg(feature = "__test-hooks")]
     pub(crate) in_meta_lock_seam: UnsafeCell<bool>,
-    /// Thread-owned, swap-only backend: the address of the word whose
-    /// meta-lock the thread took first of those it holds, zero if none. The
-    /// test-and-set meta-lock's BUSY word names no thread, so this is how a
-    /// thread tells that it asks for a meta-lock it holds already.
-    #[cfg(metalock_swap_only)]
+    /// Thread-owned: the address of the word whose meta-lock the thread
+    /// holds or waits for, zero if none. A thread holds at most one (the
+    /// hand-off fields above serve one meta-lock at a time), and this is how
+    /// it tells, before its swap, that code run under one asks for another.
     pub(crate) meta_lock_held: UnsafeCell<usize>,
     /// Thread-owned: the NEUTRAL form in which the thread's last keyed lock
     /// found its address's home, if the home was keyed for it, else zero:
@@ -219,7 +218,6 @@ impl ExecEnv {
             next_batch: UnsafeCell::new(free_list::FIRST_BATCH),
             #[cfg(feature = "__test-hooks")]
             in_meta_lock_seam: UnsafeCell::new(false),
-            #[cfg(metalock_swap_only)]
             meta_lock_held: UnsafeCell::new(0),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]

@@ -4,7 +4,7 @@
 //! compare-and-swap fails (Fig. 11-12, described in `meta_lock`'s docs).
 
 use super::hooks::{self, HandoffEvent};
-use super::{MetaLock, SELF_NESTED, check_not_in_seam, count_held};
+use super::{MetaLock, check_not_in_seam, count_held, note_released, note_taken};
 use crate::exec_env::ExecEnv;
 use crate::primitive::{Ordering, spin_briefly_until};
 use crate::word::{BUSY, MultiUseWord, state};
@@ -20,6 +20,7 @@ impl MultiUseWord {
     #[inline]
     pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
+        note_taken(ee, self);
         count!(ee, get_meta_lock);
         // AcqRel (see "Memory orderings" in `meta_lock`'s docs): Acquire
         // pairs with the previous holder's releasing compare-and-swap;
@@ -64,6 +65,7 @@ impl MetaLock<'_> {
         {
             release_meta_lock_slow(self.ee, release_bits);
         }
+        note_released(self.ee);
         core::mem::forget(self);
     }
 }
@@ -72,17 +74,9 @@ impl MetaLock<'_> {
 /// bits (Fig. 12, left).
 #[cold]
 fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
-    // SAFETY: a BUSY word names the EE that swapped it in.
+    // SAFETY: a BUSY word names the EE that swapped it in; not ours, as a
+    // thread never asks for a meta-lock it holds (`note_taken`).
     let pred = unsafe { ExecEnv::of_busy(pred_bits) };
-    // The crate never nests meta-locks (and the test seam refuses to before
-    // the swap), but what it calls under one, a platform callback or a
-    // global allocator the platform calls, could lock a monitor of the same
-    // word: waiting for ourselves would hang silently, so stop with a
-    // message instead (the panic aborts: `held` in `get_meta_lock` fences
-    // this).
-    if core::ptr::eq(pred, ee) {
-        panic!("{SELF_NESTED}");
-    }
     count!(ee, get_meta_lock_slow);
     hooks::fire(HandoffEvent::SuccessorQueued);
     let me = ee as *const ExecEnv as usize;

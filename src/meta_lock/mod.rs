@@ -40,9 +40,12 @@
 //!   its `meta_lock_bits` must stay put until they are taken.
 //!
 //! Invariant: a thread holds at most one meta-lock at a time. The crate's
-//! operations never nest them (and with the `__test-hooks` feature,
-//! `check_not_in_seam` refuses nesting from the test seam that runs code
-//! under a meta-lock). So a thread is in at most
+//! operations never nest them, and a thread that asks for one while it
+//! holds or waits for another (code run under a meta-lock: a platform
+//! callback that locks a contended monitor) stops the process with a message
+//! before its swap (`note_taken`; with the `__test-hooks` feature,
+//! `check_not_in_seam` refuses nesting from the test seam with a panic that
+//! unwinds). So a thread is in at most
 //! one hand-off as predecessor (a release does not return before its
 //! hand-off ends) and at most one as successor (it blocks until its hand-off
 //! ends). The two roles use disjoint fields, because a thread that waits as
@@ -137,11 +140,47 @@ impl MetaLock<'_> {
     }
 }
 
-/// What a thread that asks for a meta-lock it already holds stops with
-/// (both backends).
+/// What a thread that asks for a meta-lock it already holds stops with.
 const SELF_NESTED: &str = "metalock: a thread asked for a meta-lock it already holds (code that \
     the crate runs under a meta-lock, a global allocator or a platform callback, locked a monitor \
     on the same word): it would wait for itself forever";
+
+/// What a thread that asks for a meta-lock while it holds another stops
+/// with.
+const NESTED: &str = "metalock: a thread asked for a meta-lock while it holds another (code that \
+    the crate runs under a meta-lock, a global allocator or a platform callback, locked a \
+    contended monitor): a thread holds one meta-lock at a time, so such code must not lock \
+    monitors";
+
+/// Marks `word`'s meta-lock as the one the thread of `ee` holds or waits
+/// for, before the swap; stops the process if the thread holds one already.
+/// The crate never nests meta-locks, but code it runs under one (a platform
+/// callback, a global allocator that callback uses) could lock a contended
+/// monitor. On the same word the thread would wait for itself; on another,
+/// the two hand-offs would share the thread's hand-off fields, and a
+/// successor of one could be handed the other's bits. The panic aborts:
+/// it must not unwind into that code.
+#[inline(always)]
+fn note_taken(ee: &ExecEnv, word: &MultiUseWord) {
+    let word = word as *const MultiUseWord as usize;
+    // SAFETY: a thread-owned field of the calling thread's EE.
+    let held = ee.meta_lock_held.with(|held| unsafe { *held });
+    if held != 0 {
+        let _fence = AbortOnDrop;
+        panic!("{}", if held == word { SELF_NESTED } else { NESTED });
+    }
+    // SAFETY: as above.
+    ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
+}
+
+/// Marks the thread of `ee` as holding no meta-lock, once its release (and
+/// any hand-off) is over.
+#[inline(always)]
+fn note_released(ee: &ExecEnv) {
+    // SAFETY: a thread-owned field of the calling thread's EE (a meta-lock
+    // is released by the thread that took it).
+    ee.meta_lock_held.with_mut(|held| unsafe { *held = 0 });
+}
 
 /// Counts a meta-lock taken (`taken`) or released, for the tests that
 /// check that nothing allocates under one (`primitive::held`).

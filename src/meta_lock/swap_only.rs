@@ -1,10 +1,9 @@
 //! The meta-lock on targets with a swap but no compare-and-swap (and any
 //! target with the `swap-only` feature).
 
-use super::{MetaLock, SELF_NESTED, check_not_in_seam, count_held};
+use super::{MetaLock, check_not_in_seam, count_held, note_released, note_taken};
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
-use crate::sys::AbortOnDrop;
 use crate::word::{BUSY, MultiUseWord, state};
 
 /// The test-and-set meta-lock of section 5.4, for targets with a swap but no
@@ -18,18 +17,7 @@ impl MultiUseWord {
     #[inline]
     pub(crate) fn get_meta_lock<'a>(&'a self, ee: &'a ExecEnv) -> MetaLock<'a> {
         check_not_in_seam(ee);
-        let word = self as *const MultiUseWord as usize;
-        // SAFETY: a thread-owned field of the calling thread's EE.
-        let first_held = ee.meta_lock_held.with(|held| unsafe { *held });
-        // As in the compare-and-swap backend's `get_meta_lock_slow`, but
-        // before the swap, and for the first meta-lock the thread holds (the
-        // crate holds one at a time; code it runs under one, such as a
-        // platform callback, may take others). The panic aborts, as there:
-        // it must not unwind into that code.
-        if first_held == word {
-            let _fence = AbortOnDrop;
-            panic!("{SELF_NESTED}");
-        }
+        note_taken(ee, self);
         count!(ee, get_meta_lock);
         // AcqRel: Acquire pairs with the Release store of the previous
         // holder; the swap publishes nothing, but AcqRel costs nothing more
@@ -43,10 +31,6 @@ impl MultiUseWord {
         if state(bits) == BUSY {
             count!(ee, get_meta_lock_slow);
             held.bits = self.get_meta_lock_contended();
-        }
-        if first_held == 0 {
-            // SAFETY: as above.
-            ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
         }
         count_held(true);
         held
@@ -91,18 +75,11 @@ impl MetaLock<'_> {
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
         count_held(false);
-        let word = self.word as *const MultiUseWord as usize;
-        // SAFETY: a thread-owned field of the calling thread's EE (a
-        // meta-lock is released by the thread that took it).
-        self.ee.meta_lock_held.with_mut(|held| unsafe {
-            if *held == word {
-                *held = 0;
-            }
-        });
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
         #[cfg(metalock_model)]
         crate::primitive::releases::released();
+        note_released(self.ee);
         core::mem::forget(self);
     }
 }

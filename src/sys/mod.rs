@@ -73,6 +73,11 @@ impl Instant {
 ///   rely on it;
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
+/// - no callback locks a metalock monitor, directly or through code it
+///   calls (a global allocator): the crate calls them while it holds or
+///   waits for a meta-lock, and a thread holds one at a time. (A callback
+///   that does, and finds the monitor contended, stops the process with a
+///   message saying so.)
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
 ///   slot that belongs to the calling thread alone, starts at zero, and stays
 ///   valid for as long as that thread runs; the thread's exit path calls
