@@ -6,6 +6,13 @@
 //! [`Interrupted`] when it is set (clearing it), and [`interrupted`] tests
 //! and clears it. Plain `wait` and `lock` ignore it, as in Java.
 //!
+//! The flag is a thread-local. Once the thread's thread-locals are being
+//! destroyed, code in a later destructor no longer reaches it: its
+//! interruptible waits end only by notification or timeout (a handle taken
+//! earlier sets a flag they do not read), and `interrupted` and
+//! `interrupt_handle` see a fresh flag of their own. Such a wait should be
+//! timed.
+//!
 //! ```
 //! use metalock::{Interrupted, Synchronized};
 //!

@@ -155,6 +155,22 @@ fn data_ptr_points_at_the_value() {
 
 const CHILD: &str = "METALOCK_GUARD_EXTRAS_CHILD";
 
+/// Runs the test `name` again in a child process and asserts that it fails
+/// saying `message` on standard error.
+fn child_fails_saying(name: &str, message: &str) {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs again");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains(message),
+        "the message names the rule: {stderr}"
+    );
+}
+
 /// A closure of `unlocked` that returns a guard of the same value: locking
 /// again would alias the value, so the process aborts with a message.
 /// Checked in a child process.
@@ -167,20 +183,32 @@ fn unlocked_closure_that_keeps_the_monitor_aborts() {
         drop(inner);
         return;
     }
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "unlocked_closure_that_keeps_the_monitor_aborts",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .expect("the test binary runs again");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success());
-    assert!(
-        stderr.contains("SynchronizedGuard::unlocked"),
-        "the message names the rule: {stderr}"
+    child_fails_saying(
+        "unlocked_closure_that_keeps_the_monitor_aborts",
+        "SynchronizedGuard::unlocked",
     );
+}
+
+/// As above, through `ArcSynchronizedGuard::unlocked` and a forgotten
+/// guard: the message names that function too.
+#[test]
+fn arc_unlocked_closure_that_forgets_a_guard_aborts() {
+    if std::env::var_os(CHILD).is_some() {
+        let value = Arc::new(Synchronized::new(0));
+        let mut guard = value.lock_arc();
+        ArcSynchronizedGuard::unlocked(&mut guard, || std::mem::forget(value.lock_arc()));
+        return;
+    }
+    child_fails_saying(
+        "arc_unlocked_closure_that_forgets_a_guard_aborts",
+        "ArcSynchronizedGuard::unlocked",
+    );
+}
+
+#[test]
+#[should_panic(expected = "not reentrant")]
+fn lock_arc_by_the_holder_panics() {
+    let value = Arc::new(Synchronized::new(0));
+    let _held = value.lock_arc();
+    let _again = value.lock_arc();
 }

@@ -89,6 +89,19 @@ fn a_relock_by_the_owner_panics() {
     let _second = m.lock();
 }
 
+/// A token unlocks only the monitor whose lock issued it: another
+/// monitor's token is refused with a message, and both stay held.
+#[test]
+#[should_panic(expected = "a RawMonitor token must come from the same RawMonitor")]
+fn unlock_with_another_monitors_token_panics() {
+    let (a, b) = (RawMonitor::INIT, RawMonitor::INIT);
+    let _token_a = a.lock();
+    let token_b = b.lock();
+    // SAFETY: the contract is broken on purpose (b's token for a), which
+    // the crate checks before it changes anything.
+    unsafe { a.unlock(token_b) };
+}
+
 /// A timeout past what the clock can hold is a `lock`: the owner's panics
 /// rather than wait for itself for ever.
 #[test]

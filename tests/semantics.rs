@@ -1092,6 +1092,13 @@ fn with_payload_wider_than_the_word_panics() {
     let _ = MultiUseWord::with_payload(MultiUseWord::MAX_PAYLOAD + 1);
 }
 
+#[test]
+#[should_panic(expected = "PAYLOAD_BITS")]
+fn fair_with_payload_wider_than_the_word_panics() {
+    let _watchdog = Watchdog::arm(HANG);
+    let _ = MultiUseWord::fair_with_payload(MultiUseWord::MAX_PAYLOAD + 1);
+}
+
 // ---------------------------------------------------------------------------
 // Synchronized
 // ---------------------------------------------------------------------------

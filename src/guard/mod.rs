@@ -292,7 +292,8 @@ pub(crate) fn try_entered(
 /// What the process prints when the closure of `unlocked` left the monitor
 /// held.
 const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
-    returned or forgot a guard of the same Synchronized, so the monitor is still held when the \
+    (or ArcSynchronizedGuard::unlocked) returned or forgot a guard of the same Synchronized, so \
+    the monitor is still held when the \
     outer guard must re-enter it; two guards would give two `&mut` to the value, so the process \
     aborts";
 

@@ -171,7 +171,10 @@ pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord, op: &str)
     let bits = held.bits;
     if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
         held.release(bits);
-        panic!("metalock: {op} by a thread that does not own the monitor");
+        panic!(
+            "metalock: {op} of a monitor that the calling thread does not own through the given \
+             lock record (a RawMonitor token must come from the same RawMonitor's lock)"
+        );
     }
     held
 }

@@ -108,8 +108,8 @@ const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The panic message of a non-reentrant enter by the owner.
 pub(crate) const REENTERED: &str = "metalock: a Synchronized (or RawMonitor) was locked by the \
-    thread that already holds it; it is not reentrant, because two guards would give two \
-    `&mut` to the same value";
+    thread that already holds it (through a live guard, or one leaked with mem::forget); it is \
+    not reentrant, because two guards would give two `&mut` to the same value";
 
 /// The word of a LOCKED object whose monitor `record` owns, queue empty.
 #[inline(always)]

@@ -3,12 +3,16 @@
 
 use super::Platform;
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::time::Duration;
 
 /// Points at a `&'static dyn Platform` (a thin pointer to the fat one),
 /// null until `set_platform` stores it; written once.
 static PLATFORM: AtomicPtr<&'static dyn Platform> = AtomicPtr::new(core::ptr::null_mut());
 /// Set by the first `set_platform`, by a swap (every backend has one).
 static CLAIMED: AtomicU32 = AtomicU32::new(0);
+/// Set, and woken, once `PLATFORM` is stored: where later callers block
+/// until then.
+static PUBLISHED: AtomicU32 = AtomicU32::new(0);
 
 /// Why [`set_platform`] refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,9 +35,14 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
     let boxed = alloc::boxed::Box::new(platform);
     // Relaxed: the claim only decides who stores; the store publishes.
     if crate::arch::swap_u32(&CLAIMED, 1, Ordering::Relaxed) != 0 {
-        // Acquire: as in `get`. The winner stores right after its claim.
+        // Acquire: as in `get`. The winner stores right after its claim,
+        // but may be preempted there: block rather than spin, so that on a
+        // priority-scheduled uniprocessor it gets to run. Timed, in short
+        // steps, as the winner wakes through its own platform, which may
+        // not be ours.
         while PLATFORM.load(Ordering::Acquire).is_null() {
-            core::hint::spin_loop();
+            let deadline = platform.now().checked_add(Duration::from_micros(100));
+            platform.wait(&PUBLISHED, 0, deadline);
         }
         return Err(PlatformAlreadySet);
     }
@@ -41,6 +50,9 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
     // in `get`: a thread that sees the pointer sees the platform it
     // points to.
     PLATFORM.store(alloc::boxed::Box::into_raw(boxed), Ordering::Release);
+    // Relaxed: the callers waiting here read `PLATFORM`, not this flag.
+    PUBLISHED.store(1, Ordering::Relaxed);
+    platform.wake(&PUBLISHED);
     Ok(())
 }
 
