@@ -11,7 +11,7 @@
 //! ends up holding a home rekeyed for another address shows too.
 //!
 //! Run with:
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_keyed`
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_keyed`
 
 use loom::cell::UnsafeCell;
 mod common;

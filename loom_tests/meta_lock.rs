@@ -2,7 +2,7 @@
 //! thread that goes through several hand-offs, and the payload.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_meta_lock`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_meta_lock`.
 //!
 //! The two-thread models explore every interleaving; the three-thread models
 //! and the one with repeated hand-offs are bounded (see [`bounded`]). Every

@@ -8,7 +8,7 @@
 //! of a model and every such point is explored.
 //!
 //! Run with:
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_monitor`
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_monitor`
 
 use std::time::Duration;
 
@@ -210,32 +210,53 @@ fn enter_exit_three_threads() {
     });
 }
 
-/// Monitor hand-overs in the models run so far on the calling thread. Loom
-/// runs a model's threads as coroutines on the test's own thread, so a
-/// thread-local counts the events of one test's executions only, while the
-/// hook (process-wide, the same for every test) is installed here.
-fn hand_overs() -> usize {
+/// Monitor-level hook events counted so far on the calling thread.
+#[derive(Clone, Copy, Debug)]
+struct Events {
+    /// Exits that handed the monitor over (`MonitorHandedOver`).
+    handed_over: usize,
+    /// Notified waiters that lost the monitor once invited
+    /// (`NotifiedWaiterLost`).
+    notified_lost: usize,
+}
+
+/// The events of the models run so far on the calling thread. Loom runs a
+/// model's threads as coroutines on the test's own thread, so thread-locals
+/// count the events of one test's executions only, while the hook
+/// (process-wide, the same for every test) is installed here.
+fn events() -> Events {
     use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
     use std::cell::Cell;
 
     std::thread_local! {
         static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
+        static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
     }
     fn count(event: HandoffEvent) {
-        if event == HandoffEvent::MonitorHandedOver {
-            HANDED_OVER.with(|n| n.set(n.get() + 1));
-        }
+        let counter = match event {
+            HandoffEvent::MonitorHandedOver => &HANDED_OVER,
+            HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
+            _ => return,
+        };
+        counter.with(|n| n.set(n.get() + 1));
     }
     set_handoff_hook(Some(count));
-    HANDED_OVER.with(Cell::get)
+    Events {
+        handed_over: HANDED_OVER.with(Cell::get),
+        notified_lost: NOTIFIED_LOST.with(Cell::get),
+    }
 }
 
-/// Whether a model explored under `builder` reaches the eventual-fairness
-/// hand-over: it takes a preemption bound of 3, as an invited contender that
-/// loses the fused CAS looks at the word again before it re-contends through
-/// the meta-lock, and the thread passing it over must be preempted there too.
-fn reaches_hand_overs(builder: &Builder) -> bool {
-    builder.preemption_bound.is_some_and(|b| b >= 3)
+/// A builder for the eventual-fairness models: `LOOM_MAX_PREEMPTIONS` if
+/// it is 3 or more, else 3. The hand-over takes a bound of 3 (an invited
+/// contender that loses the fused CAS looks at the word again before it
+/// re-contends through the meta-lock, and the thread passing it over must be
+/// preempted there too), and a lower one would leave the models' assertion
+/// that some execution took it nothing to check.
+fn hand_over_models() -> Builder {
+    let mut builder = two_threads();
+    builder.preemption_bound = builder.preemption_bound.map(|bound| bound.max(3));
+    builder
 }
 
 /// Eventual fairness: a contender that an exit invited and that then lost
@@ -245,12 +266,10 @@ fn reaches_hand_overs(builder: &Builder) -> bool {
 /// exclusion throughout, and that some execution took the hand-over path.
 #[test]
 fn passed_over_contender_is_handed_the_monitor() {
-    let hand_overs_before = hand_overs();
-    let builder = two_threads();
-    let reaches_hand_overs = reaches_hand_overs(&builder);
+    let hand_overs_before = events().handed_over;
     explore(
         "passed_over_contender_is_handed_the_monitor",
-        builder,
+        hand_over_models(),
         || {
             let shared = Shared::new();
             let other = {
@@ -268,12 +287,9 @@ fn passed_over_contender_is_handed_the_monitor() {
             shared.check_final(4);
         },
     );
-    let handed_over = hand_overs() - hand_overs_before;
+    let handed_over = events().handed_over - hand_overs_before;
     println!("passed_over_contender_is_handed_the_monitor: {handed_over} hand-overs");
-    assert!(
-        handed_over > 0 || !reaches_hand_overs,
-        "no execution handed the monitor over"
-    );
+    assert!(handed_over > 0, "no execution handed the monitor over");
 }
 
 /// A waiting owner hands the monitor to a contender passed over twice: the
@@ -281,12 +297,10 @@ fn passed_over_contender_is_handed_the_monitor() {
 /// heir. The contender is what the waiter waits for.
 #[test]
 fn wait_hands_the_monitor_to_a_passed_over_contender() {
-    let hand_overs_before = hand_overs();
-    let builder = two_threads();
-    let reaches_hand_overs = reaches_hand_overs(&builder);
+    let hand_overs_before = events().handed_over;
     explore(
         "wait_hands_the_monitor_to_a_passed_over_contender",
-        builder,
+        hand_over_models(),
         || {
             let shared = Shared::new();
             let other = {
@@ -311,12 +325,9 @@ fn wait_hands_the_monitor_to_a_passed_over_contender() {
             shared.check_final(2);
         },
     );
-    let handed_over = hand_overs() - hand_overs_before;
+    let handed_over = events().handed_over - hand_overs_before;
     println!("wait_hands_the_monitor_to_a_passed_over_contender: {handed_over} hand-overs");
-    assert!(
-        handed_over > 0 || !reaches_hand_overs,
-        "no execution handed the monitor over"
-    );
+    assert!(handed_over > 0, "no execution handed the monitor over");
 }
 
 /// `unlock_fair` hands the monitor to a queued contender (either thread may
@@ -324,7 +335,7 @@ fn wait_hands_the_monitor_to_a_passed_over_contender() {
 /// the hand-over path.
 #[test]
 fn unlock_fair_hands_the_monitor_over() {
-    let hand_overs_before = hand_overs();
+    let hand_overs_before = events().handed_over;
     explore("unlock_fair_hands_the_monitor_over", two_threads(), || {
         let shared = Shared::new();
         let other = spawn(&shared, |shared| {
@@ -340,7 +351,7 @@ fn unlock_fair_hands_the_monitor_over() {
         other.join().unwrap();
         shared.check_final(3);
     });
-    let handed_over = hand_overs() - hand_overs_before;
+    let handed_over = events().handed_over - hand_overs_before;
     println!("unlock_fair_hands_the_monitor_over: {handed_over} hand-overs");
     assert!(handed_over > 0, "no execution handed the monitor over");
 }
@@ -350,7 +361,7 @@ fn unlock_fair_hands_the_monitor_over() {
 /// over, the waiter comes back once notified, and the monitor stays fair.
 #[test]
 fn fair_monitor_wait_notify_and_contender() {
-    let hand_overs_before = hand_overs();
+    let hand_overs_before = events().handed_over;
     explore(
         "fair_monitor_wait_notify_and_contender",
         three_threads(),
@@ -372,7 +383,7 @@ fn fair_monitor_wait_notify_and_contender() {
             shared.check_final_fair(2);
         },
     );
-    let handed_over = hand_overs() - hand_overs_before;
+    let handed_over = events().handed_over - hand_overs_before;
     println!("fair_monitor_wait_notify_and_contender: {handed_over} hand-overs");
     assert!(handed_over > 0, "no execution handed the monitor over");
 }
@@ -620,6 +631,108 @@ fn notify_with_a_competing_enter() {
         competitor.join().unwrap();
         shared.check_final(2);
     });
+}
+
+/// A notified waiter loses the monitor at most once: invited by the
+/// notifier's exit, it may lose to a thread that barged in (here one that
+/// enters twice), and then queues ahead of the contenders to be handed the
+/// monitor by the next exit that reaches it. Asserts per execution that the
+/// waiter lost at most once and was handed the monitor when it lost, and
+/// over all executions that it did lose in some.
+#[test]
+fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
+    let before = events();
+    explore(
+        "a_notified_waiter_that_loses_is_handed_the_monitor_next",
+        three_threads(),
+        || {
+            let at_start = events();
+            let shared = Shared::new();
+            let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
+            let competitor = spawn(&shared, |shared| {
+                for _ in 0..2 {
+                    let g = shared.word.lock();
+                    shared.bump(&g);
+                }
+            });
+            {
+                let g = shared.word.lock();
+                shared.set_flag(&g);
+                g.notify_one();
+            }
+            waiter.join().unwrap();
+            competitor.join().unwrap();
+            shared.check_final(3);
+            let now = events();
+            let lost = now.notified_lost - at_start.notified_lost;
+            assert!(lost <= 1, "a notified waiter lost {lost} times");
+            if lost == 1 {
+                assert!(
+                    now.handed_over > at_start.handed_over,
+                    "a notified waiter that lost was not handed the monitor"
+                );
+            }
+        },
+    );
+    let lost = events().notified_lost - before.notified_lost;
+    println!("a_notified_waiter_that_loses_is_handed_the_monitor_next: lost in {lost} executions");
+    assert!(lost > 0, "no execution had the notified waiter lose");
+}
+
+/// A timed interruptible wait races a notify, an interrupt and its own
+/// timeout (under loom a timed park may time out at any point): it returns
+/// notified exactly when the notify reached it, and the interrupt stays
+/// pending exactly when it does not report it (JLS 17.2.4; a wait whose
+/// time ran out may report an interrupt that came while it re-entered).
+#[test]
+fn a_timed_interruptible_wait_races_a_notify_and_an_interrupt() {
+    use loom::sync::Mutex;
+    use loom::sync::atomic::{AtomicBool, Ordering};
+
+    explore(
+        "a_timed_interruptible_wait_races_a_notify_and_an_interrupt",
+        two_threads(),
+        || {
+            let word = Arc::new(MultiUseWord::new());
+            let handle = Arc::new(Mutex::new(None));
+            let sent = Arc::new(AtomicBool::new(false));
+            let waiter = {
+                let (word, handle, sent) = (word.clone(), handle.clone(), sent.clone());
+                thread::spawn(move || {
+                    *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                    let result = word
+                        .lock()
+                        .wait_for_interruptibly(Duration::from_secs(1))
+                        .map(|result| result.timed_out());
+                    // SeqCst: the interrupt, sent before the flag, is seen.
+                    while !sent.load(Ordering::SeqCst) {
+                        thread::yield_now();
+                    }
+                    (result, metalock::interrupted())
+                })
+            };
+            let handle = loop {
+                if let Some(handle) = handle.lock().unwrap().take() {
+                    break handle;
+                }
+                thread::yield_now();
+            };
+            handle.interrupt();
+            let notified = word.lock().notify_one();
+            sent.store(true, Ordering::SeqCst);
+            let (result, pending) = waiter.join().unwrap();
+            assert_eq!(
+                notified,
+                result == Ok(false),
+                "notified {notified}, wait {result:?}"
+            );
+            assert_eq!(
+                pending,
+                result.is_ok(),
+                "pending {pending}, wait {result:?}"
+            );
+        },
+    );
 }
 
 #[test]

@@ -15,6 +15,9 @@ pub enum HandoffEvent {
     /// An exit handed the monitor to a thread passed over for too long
     /// instead of releasing it (eventual fairness).
     MonitorHandedOver,
+    /// A notified waiter that an exit invited lost the monitor to another
+    /// thread, and queues again ahead of the contenders, to be handed it.
+    NotifiedWaiterLost,
 }
 
 #[cfg(feature = "__test-hooks")]

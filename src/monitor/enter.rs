@@ -400,6 +400,7 @@ impl MultiUseWord {
                             times: HAND_OVER_NEXT,
                         });
                         count!(ee, wake_to_block);
+                        hooks::fire(hooks::HandoffEvent::NotifiedWaiterLost);
                         insert_notified(owner, record);
                     }
                 }
