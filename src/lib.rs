@@ -209,6 +209,10 @@ pub mod __test_hooks {
     pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
+    /// The internal lock and parker the crate ships, on an emulated futex,
+    /// for their loom models (`loom_tests/primitives.rs`).
+    #[cfg(loom)]
+    pub use crate::primitive::{ModelFutex, SwapMutex, SwapParker};
 }
 
 /// The README's examples, compiled and run as doc tests.

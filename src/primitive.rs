@@ -180,7 +180,16 @@ pub(crate) fn spin_briefly_until(mut done: impl FnMut() -> bool) -> bool {
 #[cfg(not(metalock_swap_only))]
 pub(crate) const BRIEF_SPINS: u32 = 64;
 
-pub(crate) use sys_mutex::SysMutex;
+/// The algorithms of the internal lock and the parker, generic over how
+/// they block (`futex`): the platform's wait-on-address in a normal build;
+/// under loom an emulation, for their own models, while the crate's other
+/// models take the checker's mutex and condition variable below.
+#[cfg(any(not(metalock_model), loom))]
+mod futex;
+#[cfg(any(not(metalock_model), loom))]
+mod swap_mutex;
+#[cfg(any(not(metalock_model), loom))]
+mod swap_parker;
 
 /// Counts the crate's locks the calling thread holds, internal locks and
 /// meta-locks, so that its tests can tell that nothing is allocated or
@@ -191,6 +200,13 @@ pub(crate) use sys_mutex::SysMutex;
 #[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
 pub mod held;
 
+#[cfg(loom)]
+pub use futex::ModelFutex;
+#[cfg(loom)]
+pub use swap_mutex::SwapMutex;
+#[cfg(loom)]
+pub use swap_parker::SwapParker;
+
 /// A small blocking lock for the crate's own tables: the pools of execution
 /// environments and donated lock records (taken when a thread starts, exits
 /// or refills its free list), the locks of condition variables and the
@@ -199,94 +215,19 @@ pub mod held;
 /// (`monitor::home`); and a thread waits for a meta-lock while it holds one
 /// in one place only, a wait-table stripe while a notify moves waiters into
 /// a monitor's queue (`monitor::wait_table`), and no holder of a meta-lock
-/// waits for a stripe.
+/// waits for a stripe. In a normal build, a `SwapMutex` on the platform.
 #[cfg(not(metalock_model))]
-mod sys_mutex {
-    use super::{AtomicU32, Ordering};
-    use crate::arch::swap_u32;
-    use crate::sys;
+pub(crate) type SysMutex<T> = swap_mutex::SwapMutex<T, futex::PlatformFutex>;
 
-    const UNLOCKED: u32 = 0;
-    const LOCKED: u32 = 1;
-    /// Locked, and a thread may be blocked waiting for it.
-    const CONTENDED: u32 = 2;
-
-    /// A lock around `T` built from swaps alone (every backend has a swap),
-    /// on which a thread that finds it taken blocks through the platform
-    /// instead of spinning: on a priority-scheduled uniprocessor a spinning
-    /// waiter would never let a preempted holder run.
-    ///
-    /// A thread that takes it with a swap that read CONTENDED keeps the state
-    /// at CONTENDED, so a blocked thread is always woken by some release:
-    /// whoever overwrites CONTENDED with LOCKED swaps CONTENDED back before it
-    /// can hold the lock.
-    ///
-    /// Invariant: `data` is accessed only by the thread whose swap moved the
-    /// state away from UNLOCKED, until its releasing swap.
-    #[derive(Debug)]
-    pub(crate) struct SysMutex<T> {
-        state: AtomicU32,
-        data: core::cell::UnsafeCell<T>,
-    }
-
-    // SAFETY: the lock hands `data` to one thread at a time (invariant), so
-    // sharing the mutex shares `T` only as moving it would.
-    unsafe impl<T: Send> Sync for SysMutex<T> {}
-
-    impl<T> SysMutex<T> {
-        pub(crate) const fn new(data: T) -> Self {
-            Self {
-                state: AtomicU32::new(UNLOCKED),
-                data: core::cell::UnsafeCell::new(data),
-            }
-        }
-
-        /// Runs `f` with the lock held, and releases it on every way out:
-        /// the one panic the crate lets out of `f`, a wait on a monitor the
-        /// thread does not own (`check_owner`), comes before `f` changes
-        /// anything, and must not leave every later wait on the stripe
-        /// blocked.
-        pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-            /// Releases the lock when dropped.
-            struct Unlock<'a, T>(&'a SysMutex<T>);
-
-            impl<T> Drop for Unlock<'_, T> {
-                fn drop(&mut self) {
-                    self.0.unlock();
-                }
-            }
-
-            // Acquire (here and in `lock_contended`) pairs with the Release
-            // swap of the previous holder's `unlock`.
-            if swap_u32(&self.state, LOCKED, Ordering::Acquire) != UNLOCKED {
-                self.lock_contended();
-            }
-            let _unlock = Unlock(self);
-            #[cfg(all(feature = "__test-hooks", feature = "std"))]
-            let _held = super::held::Held::new();
-            // SAFETY: we hold the lock (invariant) until `_unlock` drops.
-            f(unsafe { &mut *self.data.get() })
-        }
-
-        #[cold]
-        fn lock_contended(&self) {
-            let platform = sys::get();
-            while swap_u32(&self.state, CONTENDED, Ordering::Acquire) != UNLOCKED {
-                platform.wait(&self.state, CONTENDED, None);
-            }
-        }
-
-        fn unlock(&self) {
-            // Release pairs with the Acquire swap of the next holder.
-            // One waiter: it swaps CONTENDED back in, so that its own unlock
-            // wakes the next (waking all would only make them contend again,
-            // and a portable parker gathers more than 8 on the heap).
-            if swap_u32(&self.state, UNLOCKED, Ordering::Release) == CONTENDED {
-                sys::get().wake_one(&self.state);
-            }
-        }
+#[cfg(not(metalock_model))]
+impl<T> SysMutex<T> {
+    pub(crate) const fn new(data: T) -> Self {
+        Self::with_futex(data, futex::PlatformFutex)
     }
 }
+
+#[cfg(metalock_model)]
+pub(crate) use sys_mutex::SysMutex;
 
 /// In a model build, the checker's mutex, so that the models see every
 /// interleaving of the locks the crate takes.
@@ -309,78 +250,26 @@ mod sys_mutex {
     }
 }
 
-pub(crate) use parker::Parker;
-
 /// A one-token parker, the blocking primitive of every slow path.
 ///
 /// `unpark` makes the token available; `park` consumes it, blocking until it
 /// is there. A token that arrives before the `park` is not lost. `park` may
 /// also return spuriously, so every caller parks in a loop that re-checks its
 /// own condition: this is what makes a stale `unpark` (aimed at a thread that
-/// has moved on) harmless.
+/// has moved on) harmless. In a normal build, a `SwapParker` on the
+/// platform.
 #[cfg(not(metalock_model))]
-mod parker {
-    use super::{AtomicU32, Ordering};
-    use crate::arch::swap_u32;
-    use crate::sys::{self, Instant};
+pub(crate) type Parker = swap_parker::SwapParker<futex::PlatformFutex>;
 
-    const EMPTY: u32 = 0;
-    const NOTIFIED: u32 = 1;
-    const PARKED: u32 = 2;
-
-    /// A token parker on the platform's wait-on-address primitive, built
-    /// from swaps alone so that it also runs where there is no
-    /// compare-and-swap.
-    ///
-    /// Invariant: only the thread that owns the execution environment
-    /// containing this parker calls `park`; any thread may call `unpark`.
-    /// `park` returns only after a swap that read NOTIFIED (with Acquire,
-    /// so the unparker's earlier writes are visible), after the deadline, or
-    /// spuriously with the state reset: a token may be dropped only when its
-    /// writes are already visible to the caller's re-check.
-    #[derive(Debug)]
-    pub(crate) struct Parker {
-        state: AtomicU32,
-    }
-
-    impl Parker {
-        pub(crate) const fn new() -> Self {
-            Self {
-                state: AtomicU32::new(EMPTY),
-            }
-        }
-
-        /// Blocks until the token is available or `deadline` passes.
-        /// Returns `true` only when the deadline passed without a token.
-        pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
-            let platform = sys::get();
-            loop {
-                // Acquire (here and below) pairs with the Release swap in
-                // `unpark`.
-                if swap_u32(&self.state, PARKED, Ordering::Acquire) == NOTIFIED {
-                    // Reset; a second token that raced in is absorbed with
-                    // its writes visible (Acquire), see the invariant.
-                    swap_u32(&self.state, EMPTY, Ordering::Acquire);
-                    return false;
-                }
-                platform.wait(&self.state, PARKED, deadline);
-                if swap_u32(&self.state, EMPTY, Ordering::Acquire) == NOTIFIED {
-                    return false;
-                }
-                if deadline.is_some_and(|deadline| platform.now() >= deadline) {
-                    return true;
-                }
-            }
-        }
-
-        pub(crate) fn unpark(&self) {
-            // Release pairs with the Acquire swaps in `park`.
-            if swap_u32(&self.state, NOTIFIED, Ordering::Release) == PARKED {
-                sys::get().wake(&self.state);
-            }
-        }
+#[cfg(not(metalock_model))]
+impl Parker {
+    pub(crate) const fn new() -> Self {
+        Self::with_futex(futex::PlatformFutex)
     }
 }
+
+#[cfg(metalock_model)]
+pub(crate) use parker::Parker;
 
 #[cfg(metalock_model)]
 mod parker {

@@ -1,0 +1,154 @@
+//! How the crate's internal lock (`SwapMutex`) and parker (`SwapParker`)
+//! block: on the platform's wait-on-address primitive in a normal build,
+//! and under loom on an emulation of it, so that the models in
+//! `loom_tests/primitives.rs` check the two algorithms the crate ships.
+
+use super::{AtomicU32, Ordering};
+use crate::sys::Instant;
+
+/// A wait-on-address primitive (a futex).
+///
+/// Invariant of an implementation: `wait` returns only after a wake on the
+/// same address, once the deadline passed, spuriously, or at once if the
+/// word no longer holds `expected`; and a wait that found `expected` is
+/// reached by every wake of its address that follows a change of the word
+/// (the guarantee of the `Platform` contract).
+pub trait Futex {
+    /// Blocks while `word` holds `expected`, until a wake of its address or
+    /// `deadline`.
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>);
+    /// Wakes one thread blocked in `wait` on `word`, if there is one.
+    fn wake_one(&self, word: &AtomicU32);
+    /// Wakes every thread blocked in `wait` on `word`.
+    fn wake_all(&self, word: &AtomicU32);
+    /// Whether `deadline` has passed.
+    fn passed(&self, deadline: Instant) -> bool;
+}
+
+/// The platform's wait-on-address primitive, through its fence.
+#[cfg(not(metalock_model))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlatformFutex;
+
+#[cfg(not(metalock_model))]
+impl Futex for PlatformFutex {
+    #[inline]
+    fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        crate::sys::get().wait(word, expected, deadline);
+    }
+
+    #[inline]
+    fn wake_one(&self, word: &AtomicU32) {
+        crate::sys::get().wake_one(word);
+    }
+
+    #[inline]
+    fn wake_all(&self, word: &AtomicU32) {
+        crate::sys::get().wake(word);
+    }
+
+    #[inline]
+    fn passed(&self, deadline: Instant) -> bool {
+        crate::sys::get().now() >= deadline
+    }
+}
+
+/// An atomic swap of a `u32` state word: the backend's (every backend has
+/// one), or the model checker's.
+#[inline(always)]
+pub(super) fn swap(word: &AtomicU32, value: u32, order: Ordering) -> u32 {
+    #[cfg(not(metalock_model))]
+    {
+        crate::arch::swap_u32(word, value, order)
+    }
+    #[cfg(metalock_model)]
+    {
+        word.swap(value, order)
+    }
+}
+
+#[cfg(loom)]
+pub use model::ModelFutex;
+
+#[cfg(loom)]
+mod model {
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+
+    use super::{AtomicU32, Futex, Instant, Ordering};
+    use loom::sync::{Condvar, Mutex};
+
+    /// A futex emulated with loom's mutex and condition variable, for the
+    /// models of the crate's internal lock and parker.
+    ///
+    /// Invariant: `queue` holds, in arrival order, the address and ticket of
+    /// every untimed `wait` that found its word at `expected` and has not
+    /// been woken; a wake takes entries out and wakes every waiter, and
+    /// each returns once its ticket is gone. The check of the word and the
+    /// entry are made under the lock that every wake takes, so a wake that
+    /// follows a change of the word reaches every waiter that saw the old
+    /// value, as a kernel futex's does. A timed wait returns at once: its
+    /// timeout fires at the worst moment, as the crate's model parker's
+    /// does.
+    #[derive(Debug, Default)]
+    pub struct ModelFutex {
+        waiters: Mutex<Waiters>,
+        woken: Condvar,
+    }
+
+    #[derive(Debug, Default)]
+    struct Waiters {
+        next_ticket: usize,
+        queue: Vec<(usize, usize)>,
+    }
+
+    impl ModelFutex {
+        /// An emulated futex with nobody waiting.
+        pub fn new() -> Self {
+            Self::default()
+        }
+
+        fn wake(&self, word: &AtomicU32, count: usize) {
+            let address = word as *const AtomicU32 as usize;
+            let mut waiters = self.waiters.lock().unwrap();
+            let mut left = count;
+            waiters.queue.retain(|&(waiting_on, _)| {
+                let woken = waiting_on == address && left > 0;
+                left -= usize::from(woken);
+                !woken
+            });
+            drop(waiters);
+            self.woken.notify_all();
+        }
+    }
+
+    impl Futex for Arc<ModelFutex> {
+        fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+            let mut waiters = self.waiters.lock().unwrap();
+            // SeqCst, as the kernel's check of the word is fully ordered.
+            if deadline.is_some() || word.load(Ordering::SeqCst) != expected {
+                return;
+            }
+            let ticket = waiters.next_ticket;
+            waiters.next_ticket += 1;
+            waiters
+                .queue
+                .push((word as *const AtomicU32 as usize, ticket));
+            while waiters.queue.iter().any(|&(_, queued)| queued == ticket) {
+                waiters = self.woken.wait(waiters).unwrap();
+            }
+        }
+
+        fn wake_one(&self, word: &AtomicU32) {
+            self.wake(word, 1);
+        }
+
+        fn wake_all(&self, word: &AtomicU32) {
+            self.wake(word, usize::MAX);
+        }
+
+        fn passed(&self, _: Instant) -> bool {
+            true
+        }
+    }
+}
