@@ -5,7 +5,8 @@
 //! notifier holding the monitor), a notify racing an interrupt of the
 //! waiter it would reach is never lost, and a bounded buffer with two
 //! conditions, two producers and two consumers neither loses an item nor
-//! hangs.
+//! hangs; and a condition rebound from one monitor to another between two
+//! waits is notified exactly as it says.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -211,4 +212,60 @@ fn condition_notify_races_an_interrupt() {
         }
         b.join().unwrap();
     });
+}
+
+/// A condition moves from one monitor to another while a notify that does
+/// not hold either races both waits: the waiter waits on the condition with
+/// the monitor of one value, then with another's. Each wait may time out
+/// at any point; the notify reaches at most one of them, and exactly when
+/// it says it did, so the binding it read (under the stripe) is the one the
+/// waiter it moved waits with, and a wait that ended unbinds the condition
+/// for the next. Some executions must have the notify reach each wait.
+#[test]
+fn a_condition_rebound_to_another_monitor_races_a_notify() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static REACHED: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    explore(
+        "a_condition_rebound_to_another_monitor_races_a_notify",
+        builder(3),
+        || {
+            let condition = Arc::new(Condition::new());
+            let waiter = {
+                let condition = Arc::clone(&condition);
+                thread::spawn(move || {
+                    let mut notified = [false; 2];
+                    // Both alive throughout, so that they have two
+                    // addresses: two monitors.
+                    let values = [Synchronized::new(0_usize), Synchronized::new(0_usize)];
+                    for (reached, value) in notified.iter_mut().zip(&values) {
+                        let mut g = value.lock();
+                        *reached = !condition
+                            .wait_for(&mut g, Duration::from_secs(1))
+                            .timed_out();
+                        *g += 1;
+                        drop(g);
+                        assert!(!value.is_locked());
+                    }
+                    notified
+                })
+            };
+            let marked = condition.notify_one();
+            let notified = waiter.join().unwrap();
+            let count = notified.iter().filter(|&&n| n).count();
+            assert_eq!(
+                count,
+                usize::from(marked),
+                "notified {notified:?}, notify_one = {marked}"
+            );
+            for (wait, counter) in notified.iter().zip(&REACHED) {
+                counter.fetch_add(usize::from(*wait), Relaxed);
+            }
+        },
+    );
+    let reached = REACHED.each_ref().map(|n| n.load(Relaxed));
+    println!("a_condition_rebound_to_another_monitor_races_a_notify: notified waits {reached:?}");
+    assert!(
+        reached.iter().all(|&n| n > 0),
+        "the notify never reached one of the waits: {reached:?}"
+    );
 }

@@ -21,6 +21,10 @@ use loom::thread;
 use metalock::{Condition, Interrupted, MultiUseWord};
 use std::time::Duration;
 
+#[path = "common/events.rs"]
+mod events;
+use events::{GiveUp, events, settled_in_every_way};
+
 /// Values that embed no word, each with data only touched under its keyed
 /// monitor.
 struct Values {
@@ -161,6 +165,7 @@ fn a_waiter_keeps_its_home() {
 /// leave x with two monitors, and the pin ends either way.
 #[test]
 fn a_timed_enter_gives_up_beside_another_address() {
+    let before = events();
     explore(
         "a_timed_enter_gives_up_beside_another_address",
         builder(3),
@@ -186,6 +191,12 @@ fn a_timed_enter_gives_up_beside_another_address() {
             assert_eq!(read(&values.y), 1);
             assert_eq!(metalock::keyed_monitors(), 0);
         },
+    );
+    settled_in_every_way(
+        "a_timed_enter_gives_up_beside_another_address",
+        &events(),
+        &before,
+        &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
     );
 }
 
@@ -372,4 +383,76 @@ fn an_overflow_retry_finds_the_home_taken_for_its_address() {
             assert_eq!(read(&values.x), 2);
         },
     );
+}
+
+/// Keyed `try_lock` races a lock, an unlock and the reclaim of the entry
+/// it would find: the main thread, holding y (so that x overflows beside
+/// it in the single home), bumps x and then tries y again (reentrant: it
+/// owns y), while another thread tries x once. A try that succeeds holds x
+/// alone (the cell), the owner's try of y always succeeds at depth 2, and
+/// nothing is left in the table.
+#[test]
+fn keyed_try_lock_races_an_unlock_and_reclaim() {
+    explore(
+        "keyed_try_lock_races_an_unlock_and_reclaim",
+        builder(3),
+        || {
+            let values = Values::new();
+            let trier = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || try_bump(&values.x))
+            };
+            let y = metalock::lock(&values.y);
+            bump(&values.x);
+            let again = metalock::try_lock(&values.y).expect("the owner's try succeeds");
+            assert_eq!(again.depth(), 2);
+            drop(again);
+            drop(y);
+            let tried = trier.join().unwrap();
+            assert_eq!(read(&values.x), 1 + usize::from(tried));
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
+}
+
+/// Adds one to `cell` if its keyed monitor is free now; returns whether it
+/// was.
+fn try_bump(cell: &UnsafeCell<usize>) -> bool {
+    let Some(guard) = metalock::try_lock(cell) else {
+        return false;
+    };
+    assert!(metalock::is_held_by_current_thread(cell));
+    // SAFETY: we hold the cell's monitor.
+    cell.with_mut(|c| unsafe { *c += 1 });
+    drop(guard);
+    true
+}
+
+/// Keyed `unlock_fair` on an overflow entry: the main thread holds y (in
+/// the single home) and x (an entry), and lets x go fairly while another
+/// thread contends for it, so that the release hands the entry's monitor
+/// over (asserted to happen in some execution); the entry is reclaimed once
+/// the contender leaves.
+#[test]
+fn keyed_unlock_fair_hands_an_entry_over() {
+    let before = events();
+    explore("keyed_unlock_fair_hands_an_entry_over", builder(3), || {
+        let values = Values::new();
+        let y = metalock::lock(&values.y);
+        let x = metalock::lock(&values.x);
+        let contender = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        };
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        x.unlock_fair();
+        drop(y);
+        contender.join().unwrap();
+        assert_eq!(read(&values.x), 2);
+        assert_eq!(metalock::keyed_monitors(), 0);
+    });
+    let handed_over = events().handed_over - before.handed_over;
+    println!("keyed_unlock_fair_hands_an_entry_over: {handed_over} hand-overs");
+    assert!(handed_over > 0, "no execution handed the entry over");
 }

@@ -1,7 +1,11 @@
 #![cfg(loom)]
 //! Loom models of the monitor (paper 000, sections 4.3-4.4): enter and exit
-//! with two and three threads, timed enters that give up, wait and notify
-//! without lost wake-ups, and a timed wait racing a notification.
+//! with two and three threads, timed enters that give up (each way one
+//! settles is reached), wait and notify without lost wake-ups, a timed wait
+//! racing a notification, a notified waiter that loses once and is handed
+//! the monitor next, eventual fairness and fair releases, and a timed
+//! interruptible wait racing a notify and an interrupt. Hook events
+//! (`common/events.rs`) show that the models reach the paths they name.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point
@@ -17,6 +21,10 @@ use loom::model::Builder;
 use loom::sync::Arc;
 use loom::thread;
 use metalock::{MonitorGuard, MultiUseWord};
+
+#[path = "common/events.rs"]
+mod events;
+use events::{GiveUp, events, settled_in_every_way};
 
 const PAYLOAD: usize = 0x5A5;
 
@@ -210,43 +218,6 @@ fn enter_exit_three_threads() {
     });
 }
 
-/// Monitor-level hook events counted so far on the calling thread.
-#[derive(Clone, Copy, Debug)]
-struct Events {
-    /// Exits that handed the monitor over (`MonitorHandedOver`).
-    handed_over: usize,
-    /// Notified waiters that lost the monitor once invited
-    /// (`NotifiedWaiterLost`).
-    notified_lost: usize,
-}
-
-/// The events of the models run so far on the calling thread. Loom runs a
-/// model's threads as coroutines on the test's own thread, so thread-locals
-/// count the events of one test's executions only, while the hook
-/// (process-wide, the same for every test) is installed here.
-fn events() -> Events {
-    use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
-    use std::cell::Cell;
-
-    std::thread_local! {
-        static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
-        static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
-    }
-    fn count(event: HandoffEvent) {
-        let counter = match event {
-            HandoffEvent::MonitorHandedOver => &HANDED_OVER,
-            HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
-            _ => return,
-        };
-        counter.with(|n| n.set(n.get() + 1));
-    }
-    set_handoff_hook(Some(count));
-    Events {
-        handed_over: HANDED_OVER.with(Cell::get),
-        notified_lost: NOTIFIED_LOST.with(Cell::get),
-    }
-}
-
 /// A builder for the eventual-fairness models: `LOOM_MAX_PREEMPTIONS` if
 /// it is 3 or more, else 3. The hand-over takes a bound of 3 (an invited
 /// contender that loses the fused CAS looks at the word again before it
@@ -254,8 +225,12 @@ fn events() -> Events {
 /// preempted there too), and a lower one would leave the models' assertion
 /// that some execution took it nothing to check.
 fn hand_over_models() -> Builder {
-    let mut builder = two_threads();
-    builder.preemption_bound = builder.preemption_bound.map(|bound| bound.max(3));
+    at_least(two_threads(), 3)
+}
+
+/// `builder` with a preemption bound of at least `bound`.
+fn at_least(mut builder: Builder, bound: usize) -> Builder {
+    builder.preemption_bound = builder.preemption_bound.map(|b| b.max(bound));
     builder
 }
 
@@ -442,6 +417,7 @@ fn timed_enter_races_exit() {
 /// other always gets the monitor; nobody is left queued.
 #[test]
 fn timed_enter_gives_up_in_a_queue() {
+    let before = events();
     explore("timed_enter_gives_up_in_a_queue", three_threads(), || {
         let shared = Shared::new();
         let held = shared.word.lock();
@@ -462,6 +438,17 @@ fn timed_enter_gives_up_in_a_queue() {
         let got = timed.join().unwrap();
         shared.check_final(2 + got);
     });
+    settled_in_every_way(
+        "timed_enter_gives_up_in_a_queue",
+        &events(),
+        &before,
+        &[
+            GiveUp::LeftTheQueueAndTookIt,
+            GiveUp::LeftTheQueue,
+            GiveUp::InvitedAndTookIt,
+            GiveUp::InvitedAndGaveUp,
+        ],
+    );
 }
 
 /// A timed contender next to a waiter that the owner notifies: the
@@ -504,6 +491,7 @@ fn timed_enter_with_a_notified_waiter() {
 /// heir, or give up with a blocking contender queued behind or ahead of it.
 #[test]
 fn fair_monitor_with_a_timed_contender() {
+    let before = events();
     explore(
         "fair_monitor_with_a_timed_contender",
         three_threads(),
@@ -527,6 +515,12 @@ fn fair_monitor_with_a_timed_contender() {
             let got = timed.join().unwrap();
             shared.check_final_fair(2 + got);
         },
+    );
+    settled_in_every_way(
+        "fair_monitor_with_a_timed_contender",
+        &events(),
+        &before,
+        &[GiveUp::HandedOver, GiveUp::LeftTheQueue],
     );
 }
 
@@ -637,14 +631,16 @@ fn notify_with_a_competing_enter() {
 /// notifier's exit, it may lose to a thread that barged in (here one that
 /// enters twice), and then queues ahead of the contenders to be handed the
 /// monitor by the next exit that reaches it. Asserts per execution that the
-/// waiter lost at most once and was handed the monitor when it lost, and
-/// over all executions that it did lose in some.
+/// waiter lost at most once, and that when it lost it was handed the
+/// monitor (the one hand-over of an execution where no contender was
+/// passed over, which could be another heir); and over all executions that
+/// it did lose in some (at a preemption bound of 3 or more).
 #[test]
 fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
     let before = events();
     explore(
         "a_notified_waiter_that_loses_is_handed_the_monitor_next",
-        three_threads(),
+        at_least(three_threads(), 3),
         || {
             let at_start = events();
             let shared = Shared::new();
@@ -666,11 +662,15 @@ fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
             let now = events();
             let lost = now.notified_lost - at_start.notified_lost;
             assert!(lost <= 1, "a notified waiter lost {lost} times");
+            let handed_over = now.handed_over - at_start.handed_over;
             if lost == 1 {
                 assert!(
-                    now.handed_over > at_start.handed_over,
+                    handed_over > 0,
                     "a notified waiter that lost was not handed the monitor"
                 );
+            }
+            if now.passed_over == at_start.passed_over {
+                assert_eq!(handed_over, lost, "a hand-over to nobody who lost");
             }
         },
     );

@@ -24,6 +24,25 @@ use metalock::__test_hooks::{ModelFutex, SwapMutex, SwapParker};
 type Mutex = SwapMutex<UnsafeCell<usize>, StdArc<ModelFutex>>;
 type Parker = SwapParker<StdArc<ModelFutex>>;
 
+/// A fresh emulated futex; with `spurious`, its first untimed wait that
+/// would block returns at once.
+fn futex(spurious: bool) -> StdArc<ModelFutex> {
+    StdArc::new(if spurious {
+        ModelFutex::with_spurious_wakeup()
+    } else {
+        ModelFutex::new()
+    })
+}
+
+/// Explores `model` on a plain emulated futex and on one that wakes a
+/// waiter spuriously once.
+fn explore_both(name: &str, model: fn(bool)) {
+    for spurious in [false, true] {
+        let name = format!("{name} (spurious wake-up: {spurious})");
+        explore(&name, builder(3), move || model(spurious));
+    }
+}
+
 fn bump(mutex: &Mutex) {
     // SAFETY: the cell is only touched under the mutex, and loom reports any
     // access the mutex does not order.
@@ -36,11 +55,8 @@ fn bump(mutex: &Mutex) {
 /// ordered (mutual exclusion) and that nobody sleeps for good.
 #[test]
 fn three_threads_share_the_internal_lock() {
-    explore("three_threads_share_the_internal_lock", builder(3), || {
-        let mutex = Arc::new(Mutex::with_futex(
-            UnsafeCell::new(0),
-            StdArc::new(ModelFutex::new()),
-        ));
+    explore_both("three_threads_share_the_internal_lock", |spurious| {
+        let mutex = Arc::new(Mutex::with_futex(UnsafeCell::new(0), futex(spurious)));
         let others: Vec<_> = (0..2)
             .map(|_| {
                 let mutex = mutex.clone();
@@ -61,28 +77,21 @@ fn three_threads_share_the_internal_lock() {
 /// must survive every hand-over.
 #[test]
 fn two_threads_take_the_internal_lock_twice() {
-    explore(
-        "two_threads_take_the_internal_lock_twice",
-        builder(3),
-        || {
-            let mutex = Arc::new(Mutex::with_futex(
-                UnsafeCell::new(0),
-                StdArc::new(ModelFutex::new()),
-            ));
-            let other = {
-                let mutex = mutex.clone();
-                thread::spawn(move || {
-                    bump(&mutex);
-                    bump(&mutex);
-                })
-            };
-            bump(&mutex);
-            bump(&mutex);
-            other.join().unwrap();
-            // SAFETY: the other thread is joined.
-            mutex.with(|cell| cell.with(|n| assert_eq!(unsafe { *n }, 4)));
-        },
-    );
+    explore_both("two_threads_take_the_internal_lock_twice", |spurious| {
+        let mutex = Arc::new(Mutex::with_futex(UnsafeCell::new(0), futex(spurious)));
+        let other = {
+            let mutex = mutex.clone();
+            thread::spawn(move || {
+                bump(&mutex);
+                bump(&mutex);
+            })
+        };
+        bump(&mutex);
+        bump(&mutex);
+        other.join().unwrap();
+        // SAFETY: the other thread is joined.
+        mutex.with(|cell| cell.with(|n| assert_eq!(unsafe { *n }, 4)));
+    });
 }
 
 /// The owner parks until the flags of two unparkers are set (as the crate
@@ -91,30 +100,26 @@ fn two_threads_take_the_internal_lock_twice() {
 /// unpark comes while the first token is being taken.
 #[test]
 fn unparks_from_two_threads_are_never_lost() {
-    explore(
-        "unparks_from_two_threads_are_never_lost",
-        builder(3),
-        || {
-            let parker = Arc::new(Parker::with_futex(StdArc::new(ModelFutex::new())));
-            let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
-            let unparkers: Vec<_> = (0..2)
-                .map(|i| {
-                    let (parker, flags) = (parker.clone(), flags.clone());
-                    thread::spawn(move || {
-                        // Release pairs with the owner's Acquire load.
-                        flags[i].store(true, Ordering::Release);
-                        parker.unpark();
-                    })
+    explore_both("unparks_from_two_threads_are_never_lost", |spurious| {
+        let parker = Arc::new(Parker::with_futex(futex(spurious)));
+        let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let unparkers: Vec<_> = (0..2)
+            .map(|i| {
+                let (parker, flags) = (parker.clone(), flags.clone());
+                thread::spawn(move || {
+                    // Release pairs with the owner's Acquire load.
+                    flags[i].store(true, Ordering::Release);
+                    parker.unpark();
                 })
-                .collect();
-            while !flags.iter().all(|flag| flag.load(Ordering::Acquire)) {
-                parker.park(None);
-            }
-            for unparker in unparkers {
-                unparker.join().unwrap();
-            }
-        },
-    );
+            })
+            .collect();
+        while !flags.iter().all(|flag| flag.load(Ordering::Acquire)) {
+            parker.park(None);
+        }
+        for unparker in unparkers {
+            unparker.join().unwrap();
+        }
+    });
 }
 
 /// A timed park races an unpark. A park that returns without a timeout
@@ -123,8 +128,8 @@ fn unparks_from_two_threads_are_never_lost() {
 /// timeout left the token for the untimed park after it.
 #[test]
 fn a_timed_park_races_an_unpark() {
-    explore("a_timed_park_races_an_unpark", builder(3), || {
-        let parker = Arc::new(Parker::with_futex(StdArc::new(ModelFutex::new())));
+    explore_both("a_timed_park_races_an_unpark", |spurious| {
+        let parker = Arc::new(Parker::with_futex(futex(spurious)));
         let cell = Arc::new(UnsafeCell::new(0_usize));
         let unparker = {
             let (parker, cell) = (parker.clone(), cell.clone());

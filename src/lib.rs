@@ -206,7 +206,7 @@ pub use word::MultiUseWord;
 #[doc(hidden)]
 pub mod __test_hooks {
     pub use crate::exec_env::{exec_envs_allocated, thread_has_exec_env};
-    pub use crate::meta_lock::hooks::{HandoffEvent, set_handoff_hook};
+    pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

@@ -69,8 +69,14 @@ pub(super) use self::memory::{Leftover, Misuse, NoRoom, Reserved};
 use self::memory::{fresh_word, full, map_with, sparse, swap_maps};
 
 /// Shards of the table: a power of two, a few times the core counts the
-/// crate expects, so that two threads rarely meet in one.
+/// crate expects, so that two threads rarely meet in one. Under the model
+/// checkers one, as for the homes and the wait table's stripes: the shard
+/// of an address must not differ between a model's executions, where
+/// allocations land at different addresses.
+#[cfg(not(metalock_model))]
 const SHARDS: usize = 64;
+#[cfg(metalock_model)]
+const SHARDS: usize = 1;
 
 /// Spare words a shard keeps, so that making and reclaiming entries
 /// neither allocates nor frees in the common case.
@@ -218,7 +224,9 @@ pub(super) fn table() -> &'static Table {
 impl Table {
     fn shard(&self, key: usize) -> &SysMutex<Shard> {
         // The top bits: the best mixed, and not the ones the map uses first.
-        &self.shards[(hash(key) >> (u64::BITS - SHARDS.trailing_zeros())) as usize]
+        &self.shards[hash(key)
+            .checked_shr(u64::BITS - SHARDS.trailing_zeros())
+            .unwrap_or(0) as usize]
     }
 
     /// Checks, in debug builds, that `reserved` holds no word or one for the

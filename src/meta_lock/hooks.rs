@@ -18,6 +18,26 @@ pub enum HandoffEvent {
     /// A notified waiter that an exit invited lost the monitor to another
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
+    /// A timed enter whose time ran out while it was queued or invited
+    /// settled, as the payload says.
+    TimedEnterSettled(GiveUp),
+}
+
+/// How a timed enter whose time ran out settled (`give_up`).
+#[cfg_attr(metalock_swap_only, allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GiveUp {
+    /// An exit had handed it the monitor: it keeps it.
+    HandedOver,
+    /// Still queued, it left the queue; nobody owned the monitor, so it
+    /// took it (an invitation may have passed over the queue to it).
+    LeftTheQueueAndTookIt,
+    /// Still queued, it left the queue and gave up.
+    LeftTheQueue,
+    /// Invited, it found nobody owning the monitor and took it.
+    InvitedAndTookIt,
+    /// Invited, it found the monitor owned and gave up.
+    InvitedAndGaveUp,
 }
 
 #[cfg(feature = "__test-hooks")]

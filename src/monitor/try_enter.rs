@@ -6,6 +6,7 @@ use super::queue::unlink;
 use super::{enter_again, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, PassedOver, record_of};
+use crate::meta_lock::hooks::{self, GiveUp, HandoffEvent};
 use crate::primitive::Ordering;
 use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, state};
@@ -54,24 +55,36 @@ impl MultiUseWord {
         let mut held = self.get_meta_lock(ee);
         let bits = held.bits;
         // Relaxed: an exit signals under the meta-lock we now hold.
-        match ee.monitor_signal.load(Ordering::Relaxed) {
+        let queued = match ee.monitor_signal.load(Ordering::Relaxed) {
             SIGNAL_HANDED_OVER => {
                 held.release(bits);
+                hooks::fire(HandoffEvent::TimedEnterSettled(GiveUp::HandedOver));
                 return Some(record);
             }
-            // SAFETY: still queued, and we hold the meta-lock.
-            SIGNAL_NONE => held.bits = unsafe { unlink(bits, record) },
-            _ => {}
-        }
+            SIGNAL_NONE => {
+                // SAFETY: still queued, and we hold the meta-lock.
+                held.bits = unsafe { unlink(bits, record) };
+                true
+            }
+            _ => false,
+        };
         // SAFETY: we hold the meta-lock; the record is ours and in no queue.
         unsafe {
             record.set_passed_over(PassedOver::default());
             if state(held.bits) != LOCKED {
                 self.install(held, record);
+                hooks::fire(HandoffEvent::TimedEnterSettled(match queued {
+                    true => GiveUp::LeftTheQueueAndTookIt,
+                    false => GiveUp::InvitedAndTookIt,
+                }));
                 return Some(record);
             }
             let bits = held.bits;
             held.release(bits);
+            hooks::fire(HandoffEvent::TimedEnterSettled(match queued {
+                true => GiveUp::LeftTheQueue,
+                false => GiveUp::InvitedAndGaveUp,
+            }));
             // A detached EE left idle is not released here: the callers
             // still use it (diagnostics, `release_if_idle_and_detached`),
             // and one released here could be bound by another thread by

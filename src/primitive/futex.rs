@@ -74,26 +74,37 @@ pub use model::ModelFutex;
 mod model {
     use alloc::sync::Arc;
     use alloc::vec::Vec;
+    use core::sync::atomic::AtomicBool;
 
     use super::{AtomicU32, Futex, Instant, Ordering};
     use loom::sync::{Condvar, Mutex};
 
     /// A futex emulated with loom's mutex and condition variable, for the
-    /// models of the crate's internal lock and parker.
+    /// models of the crate's internal lock and parker; no stronger than the
+    /// `Platform` contract, so that the models miss nothing a real futex
+    /// could do.
     ///
     /// Invariant: `queue` holds, in arrival order, the address and ticket of
     /// every untimed `wait` that found its word at `expected` and has not
     /// been woken; a wake takes entries out and wakes every waiter, and
-    /// each returns once its ticket is gone. The check of the word and the
-    /// entry are made under the lock that every wake takes, so a wake that
+    /// each returns once its ticket is gone. The word is checked again and
+    /// the entry made under the lock that every wake takes, so a wake that
     /// follows a change of the word reaches every waiter that saw the old
-    /// value, as a kernel futex's does. A timed wait returns at once: its
-    /// timeout fires at the worst moment, as the crate's model parker's
-    /// does.
+    /// value, as a kernel futex's does. What the contract allows besides is
+    /// explored too: a wait first reads the word with no ordering and may
+    /// return at once; a timed wait returns at once (its timeout fires at
+    /// the worst moment, as the crate's model parker's does) and the first
+    /// deadline asked about has not passed yet, so that a caller loops; and
+    /// with `with_spurious_wakeup`, the first untimed wait that would block
+    /// returns at once instead.
     #[derive(Debug, Default)]
     pub struct ModelFutex {
         waiters: Mutex<Waiters>,
         woken: Condvar,
+        /// A spurious return is still to come (`with_spurious_wakeup`).
+        spurious: AtomicBool,
+        /// A deadline was asked about once already.
+        asked: AtomicBool,
     }
 
     #[derive(Debug, Default)]
@@ -106,6 +117,14 @@ mod model {
         /// An emulated futex with nobody waiting.
         pub fn new() -> Self {
             Self::default()
+        }
+
+        /// As `new`, with one spurious return from an untimed wait.
+        pub fn with_spurious_wakeup() -> Self {
+            Self {
+                spurious: AtomicBool::new(true),
+                ..Self::default()
+            }
         }
 
         fn wake(&self, word: &AtomicU32, count: usize) {
@@ -122,11 +141,22 @@ mod model {
         }
     }
 
+    // The flags are plain atomics, not loom's: loom runs a model's threads
+    // one at a time, and a fresh futex per execution starts them afresh.
     impl Futex for Arc<ModelFutex> {
         fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+            // Relaxed: a changed word may be seen with nothing ordered, as a
+            // real futex promises no ordering either.
+            if deadline.is_some() || word.load(Ordering::Relaxed) != expected {
+                return;
+            }
             let mut waiters = self.waiters.lock().unwrap();
             // SeqCst, as the kernel's check of the word is fully ordered.
-            if deadline.is_some() || word.load(Ordering::SeqCst) != expected {
+            if word.load(Ordering::SeqCst) != expected
+                || self
+                    .spurious
+                    .swap(false, core::sync::atomic::Ordering::Relaxed)
+            {
                 return;
             }
             let ticket = waiters.next_ticket;
@@ -148,7 +178,7 @@ mod model {
         }
 
         fn passed(&self, _: Instant) -> bool {
-            true
+            self.asked.swap(true, core::sync::atomic::Ordering::Relaxed)
         }
     }
 }

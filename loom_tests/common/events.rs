@@ -1,0 +1,99 @@
+//! The monitor-level hook events the models count (`MonitorHandedOver`,
+//! `NotifiedWaiterLost`, `ContenderPassedOver`, `TimedEnterSettled`), so that a model can assert
+//! that its executions reached the path it names. Included by path from the
+//! model files that count them.
+
+// Each model file that includes this module counts some of the events, so
+// each sees some of it unused.
+#![allow(dead_code)]
+
+use std::cell::Cell;
+
+pub use metalock::__test_hooks::GiveUp;
+use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
+
+/// Monitor-level hook events counted so far on the calling thread.
+#[derive(Clone, Copy, Debug)]
+pub struct Events {
+    /// Exits that handed the monitor over (`MonitorHandedOver`).
+    pub handed_over: usize,
+    /// Notified waiters that lost the monitor once invited
+    /// (`NotifiedWaiterLost`).
+    pub notified_lost: usize,
+    /// Invited contenders that lost the monitor (`ContenderPassedOver`).
+    pub passed_over: usize,
+    /// Timed enters whose time ran out, by how they settled
+    /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
+    pub gave_up: [usize; 5],
+}
+
+/// The ways a timed enter whose time ran out settles.
+const GIVE_UPS: [GiveUp; 5] = [
+    GiveUp::HandedOver,
+    GiveUp::LeftTheQueueAndTookIt,
+    GiveUp::LeftTheQueue,
+    GiveUp::InvitedAndTookIt,
+    GiveUp::InvitedAndGaveUp,
+];
+
+impl Events {
+    /// How many timed enters settled in each way since `before`.
+    pub fn gave_up_since(&self, before: &Events) -> Vec<(GiveUp, usize)> {
+        GIVE_UPS
+            .iter()
+            .zip(self.gave_up.iter().zip(before.gave_up))
+            .map(|(&way, (now, then))| (way, now - then))
+            .collect()
+    }
+}
+
+/// Prints how the timed enters of the model `name` settled, and asserts
+/// that some execution settled in each of `ways`.
+pub fn settled_in_every_way(name: &str, now: &Events, before: &Events, ways: &[GiveUp]) {
+    let settled = now.gave_up_since(before);
+    println!("{name}: timed enters settled {settled:?}");
+    for way in ways {
+        assert!(
+            settled.iter().any(|&(w, n)| w == *way && n > 0),
+            "{name}: no timed enter settled as {way:?}"
+        );
+    }
+}
+
+/// The events of the models run so far on the calling thread. Loom runs a
+/// model's threads as coroutines on the test's own thread, so thread-locals
+/// count the events of one test's executions only, while the hook
+/// (process-wide, the same for every test) is installed here.
+pub fn events() -> Events {
+    std::thread_local! {
+        static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
+        static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
+        static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
+        static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
+    }
+    fn count(event: HandoffEvent) {
+        let counter = match event {
+            HandoffEvent::MonitorHandedOver => &HANDED_OVER,
+            HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
+            HandoffEvent::ContenderPassedOver => &PASSED_OVER,
+            HandoffEvent::TimedEnterSettled(way) => {
+                let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
+                GAVE_UP.with(|n| {
+                    let mut counts = n.get();
+                    counts[i] += 1;
+                    n.set(counts);
+                });
+                return;
+            }
+            _ => return,
+        };
+        counter.with(|n| n.set(n.get() + 1));
+    }
+    set_handoff_hook(Some(count));
+    Events {
+        handed_over: HANDED_OVER.with(Cell::get),
+        notified_lost: NOTIFIED_LOST.with(Cell::get),
+        passed_over: PASSED_OVER.with(Cell::get),
+        gave_up: GAVE_UP.with(Cell::get),
+    }
+}
