@@ -4,9 +4,9 @@
 //! parking data, and makes or grows its table of threads, on the thread's
 //! first park. That park can come under a meta-lock (a keyed home's, on a
 //! contended shard lock), where a global allocator that locks monitors
-//! would wait for itself. So the crate makes the set-up when it binds the
-//! thread's execution environment, before any lock. The futex platform has
-//! nothing to set up.
+//! would need a second meta-lock and stop the process. So the crate makes
+//! the set-up when it binds the thread's execution environment, before any
+//! lock. The futex platform has nothing to set up.
 //!
 //! One test: the allocator and `parking_lot_core`'s table are process-wide,
 //! and the table must not exist before the test's threads start.

@@ -192,7 +192,7 @@ fn a_contended_monitor_locked_under_another_meta_lock() {
     if !is_child() {
         child_aborts_saying(
             "a_contended_monitor_locked_under_another_meta_lock",
-            "metalock: a thread asked for a meta-lock while it holds another",
+            "metalock: a thread asked for a meta-lock while it holds or waits for another",
         );
         return;
     }

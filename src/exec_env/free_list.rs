@@ -185,10 +185,10 @@ impl ExecEnv {
 
     /// Keeps the EE counted as holding a record until the returned value
     /// is dropped, while code runs that may lock and unlock monitors on it
-    /// (a global allocator, a platform callback): a detached EE that holds
-    /// none would otherwise look idle to that unlock, and go back to the
-    /// pool under the operation that runs the code, for another thread to
-    /// bind.
+    /// (a global allocator, also one the platform calls outside a
+    /// meta-lock): a detached EE that holds none would otherwise look idle
+    /// to that unlock, and go back to the pool under the operation that
+    /// runs the code, for another thread to bind.
     ///
     /// # Safety
     /// `self` is the calling thread's EE, and the value is dropped on this

@@ -255,8 +255,9 @@ impl ExecEnv {
 
     /// Runs `f` with the calling thread's EE, for an operation that hands no
     /// lock record out: if the EE is detached and holds no record afterwards,
-    /// it goes back to the pool, and not before (code `f` runs, a global
-    /// allocator or a platform callback, may lock and unlock monitors).
+    /// it goes back to the pool, and not before (code `f` runs may lock and
+    /// unlock monitors: a global allocator that `f`, or the platform outside
+    /// a meta-lock, calls).
     #[inline]
     pub(crate) fn with_current<R>(f: impl FnOnce(&'static ExecEnv) -> R) -> R {
         let ee = Self::current();

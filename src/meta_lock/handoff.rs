@@ -4,7 +4,7 @@
 //! compare-and-swap fails (Fig. 11-12, described in `meta_lock`'s docs).
 
 use super::hooks::{self, HandoffEvent};
-use super::{MetaLock, check_not_in_seam, count_held, note_released, note_taken};
+use super::{MetaLock, check_not_in_seam, note_released, note_taken};
 use crate::exec_env::ExecEnv;
 use crate::primitive::{Ordering, spin_briefly_until};
 use crate::word::{BUSY, MultiUseWord, state};
@@ -37,7 +37,6 @@ impl MultiUseWord {
             // the hand-off, whose blocking runs platform code.
             held.bits = get_meta_lock_slow(ee, bits);
         }
-        count_held(true);
         held
     }
 }
@@ -49,7 +48,6 @@ impl MetaLock<'_> {
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
-        count_held(false);
         // Release pairs with the next swap's Acquire. Relaxed on failure:
         // the hand-off's own atomics order what follows.
         if self
@@ -77,6 +75,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
     // SAFETY: a BUSY word names the EE that swapped it in; not ours, as a
     // thread never asks for a meta-lock it holds (`note_taken`).
     let pred = unsafe { ExecEnv::of_busy(pred_bits) };
+    debug_assert!(!core::ptr::eq(pred, ee), "queued behind itself");
     count!(ee, get_meta_lock_slow);
     hooks::fire(HandoffEvent::SuccessorQueued);
     let me = ee as *const ExecEnv as usize;

@@ -142,41 +142,50 @@ impl MetaLock<'_> {
 
 /// What a thread that asks for a meta-lock it already holds stops with.
 const SELF_NESTED: &str = "metalock: a thread asked for a meta-lock it already holds (code that \
-    the crate runs under a meta-lock, a global allocator or a platform callback, locked a monitor \
-    on the same word): it would wait for itself forever";
+    the crate runs under a meta-lock, a global allocator or a platform callback, used a metalock \
+    word, monitor or condition, here the same word): it would wait for itself forever";
 
 /// What a thread that asks for a meta-lock while it holds another stops
 /// with.
-const NESTED: &str = "metalock: a thread asked for a meta-lock while it holds another (code that \
-    the crate runs under a meta-lock, a global allocator or a platform callback, locked a \
-    contended monitor): a thread holds one meta-lock at a time, so such code must not lock \
-    monitors";
+const NESTED: &str = "metalock: a thread asked for a meta-lock while it holds or waits for \
+    another (code that the crate runs under a meta-lock, a global allocator or a platform \
+    callback, used a metalock word, monitor or condition): a thread holds one meta-lock at a \
+    time, so such code must call no metalock function";
 
 /// Marks `word`'s meta-lock as the one the thread of `ee` holds or waits
 /// for, before the swap; stops the process if the thread holds one already.
 /// The crate never nests meta-locks, but code it runs under one (a platform
-/// callback, a global allocator that callback uses) could lock a contended
-/// monitor. On the same word the thread would wait for itself; on another,
+/// callback, a global allocator that callback uses) could use a word that
+/// takes one: lock a contended monitor, read a locked object's payload,
+/// notify. On the same word the thread would wait for itself; on another,
 /// the two hand-offs would share the thread's hand-off fields, and a
-/// successor of one could be handed the other's bits. The panic aborts:
-/// it must not unwind into that code.
+/// successor of one could be handed the other's bits.
 #[inline(always)]
 fn note_taken(ee: &ExecEnv, word: &MultiUseWord) {
     let word = word as *const MultiUseWord as usize;
     // SAFETY: a thread-owned field of the calling thread's EE.
     let held = ee.meta_lock_held.with(|held| unsafe { *held });
     if held != 0 {
-        let _fence = AbortOnDrop;
-        panic!("{}", if held == word { SELF_NESTED } else { NESTED });
+        nested(held == word);
     }
     // SAFETY: as above.
     ee.meta_lock_held.with_mut(|held| unsafe { *held = word });
+    count_held(true);
+}
+
+/// Stops the process on a nested meta-lock, with no panic: the panic hook
+/// is user code, which must not run while this thread holds a meta-lock.
+#[cold]
+#[inline(never)]
+fn nested(same_word: bool) -> ! {
+    crate::sys::abort_with(if same_word { SELF_NESTED } else { NESTED })
 }
 
 /// Marks the thread of `ee` as holding no meta-lock, once its release (and
 /// any hand-off) is over.
 #[inline(always)]
 fn note_released(ee: &ExecEnv) {
+    count_held(false);
     // SAFETY: a thread-owned field of the calling thread's EE (a meta-lock
     // is released by the thread that took it).
     ee.meta_lock_held.with_mut(|held| unsafe { *held = 0 });

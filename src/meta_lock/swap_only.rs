@@ -1,7 +1,7 @@
 //! The meta-lock on targets with a swap but no compare-and-swap (and any
 //! target with the `swap-only` feature).
 
-use super::{MetaLock, check_not_in_seam, count_held, note_released, note_taken};
+use super::{MetaLock, check_not_in_seam, note_released, note_taken};
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
 use crate::word::{BUSY, MultiUseWord, state};
@@ -32,7 +32,6 @@ impl MultiUseWord {
             count!(ee, get_meta_lock_slow);
             held.bits = self.get_meta_lock_contended();
         }
-        count_held(true);
         held
     }
 
@@ -74,7 +73,6 @@ impl MetaLock<'_> {
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
         debug_assert_ne!(state(release_bits), BUSY);
-        count_held(false);
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
         #[cfg(metalock_model)]

@@ -256,7 +256,8 @@ impl MultiUseWord {
         ee: &'static ExecEnv,
         deadline: Option<Instant>,
     ) -> Option<&'static LockRecord> {
-        // Waiting runs the platform, which may lock monitors.
+        // Waiting runs the platform, whose allocations (outside a meta-lock)
+        // may lock monitors.
         // SAFETY: `ee` is the calling thread's EE.
         let _kept = unsafe { ee.keep_bound_if_detached() };
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]

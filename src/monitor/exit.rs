@@ -171,10 +171,16 @@ pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord, op: &str)
     let bits = held.bits;
     if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
         held.release(bits);
-        panic!(
-            "metalock: {op} of a monitor that the calling thread does not own through the given \
-             lock record (a RawMonitor token must come from the same RawMonitor's lock)"
-        );
+        // Only an unlock takes its record from the caller (a RawMonitor
+        // token); the others use the guard's own.
+        let hint = match op {
+            "unlock" => {
+                " through the given lock record (a RawMonitor token must come from the same \
+                 RawMonitor's lock)"
+            }
+            _ => "",
+        };
+        panic!("metalock: {op} of a monitor that the calling thread does not own{hint}");
     }
     held
 }

@@ -287,17 +287,21 @@ impl MultiUseWord {
         key: usize,
         all: bool,
     ) -> usize {
-        let mut notified = 0;
-        let mut held = None;
-        while let Some(waiter) = waiting.take_oldest(key) {
-            // The waiter enters from now on (the owner may keep it out for
-            // good). Its thread is still in its wait, which borrows the
-            // word; and no meta-lock is held yet.
-            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        // The waiters to move enter from now on (the owner may keep them
+        // out for good): noted before the meta-lock, as a thread's
+        // diagnostics lock is not taken under one. Their threads are still in
+        // their waits, which borrow the word, and cannot leave the stripe we
+        // hold, so these are the records the loop below takes.
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        waiting.for_oldest(key, if all { usize::MAX } else { 1 }, |waiter| {
             // SAFETY: a waiting record's owner is a live EE.
             unsafe { ExecEnv::of_owner(waiter.owner()) }
                 .diag
                 .enter_again(self as *const MultiUseWord as usize);
+        });
+        let mut notified = 0;
+        let mut held = None;
+        while let Some(waiter) = waiting.take_oldest(key) {
             let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
             let bits = lock.bits;
             // SAFETY: we hold the meta-lock; the waiter's record is out of

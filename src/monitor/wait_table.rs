@@ -177,6 +177,27 @@ impl Waiting<'_> {
         false
     }
 
+    /// Calls `f` on the records that wait on `key`, oldest first: the
+    /// first `most` of them, those that `take_oldest` would take next.
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+    pub(super) fn for_oldest(&self, key: usize, most: usize, mut f: impl FnMut(&LockRecord)) {
+        let mut left = most;
+        let mut q = self.list.head;
+        // SAFETY: as in `take_oldest`.
+        unsafe {
+            while let Some(r) = q.as_ref() {
+                if left == 0 {
+                    return;
+                }
+                if r.wait_state() == key {
+                    f(r);
+                    left -= 1;
+                }
+                q = r.queue();
+            }
+        }
+    }
+
     /// Whether some record waits on `key`.
     pub(super) fn has(&self, key: usize) -> bool {
         let mut q = self.list.head;

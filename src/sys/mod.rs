@@ -73,15 +73,16 @@ impl Instant {
 ///   rely on it;
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
-/// - no callback locks a metalock monitor, directly or through code it
-///   calls (a global allocator): the crate calls them while it holds or
-///   waits for a meta-lock, and a thread holds one at a time. (A callback
-///   that does, and finds the monitor contended, stops the process with a
-///   message saying so.)
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
 ///   slot that belongs to the calling thread alone, starts at zero, and stays
 ///   valid for as long as that thread runs; the thread's exit path calls
 ///   `release_current_thread` once it no longer synchronizes.
+///
+/// Beyond safety, a rule: no callback calls a metalock function (locks,
+/// notifies, reads a payload), directly or through code it calls, such as a
+/// global allocator. The crate calls them while it holds or waits for a
+/// meta-lock, and a thread holds one at a time: a callback that needs one
+/// stops the process with a message saying so.
 ///
 /// The simplest sound platform never blocks: a `wait` that returns at once
 /// is a spurious wake-up, which the contract allows, and since the crate

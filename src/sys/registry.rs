@@ -40,9 +40,12 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
         // priority-scheduled uniprocessor it gets to run. Timed, in short
         // steps, as the winner wakes through its own platform, which may
         // not be ours.
+        let fenced = super::Fenced(platform);
         while PLATFORM.load(Ordering::Acquire).is_null() {
-            let deadline = platform.now().checked_add(Duration::from_micros(100));
-            platform.wait(&PUBLISHED, 0, deadline);
+            match fenced.now().checked_add(Duration::from_micros(100)) {
+                Some(deadline) => fenced.wait(&PUBLISHED, 0, Some(deadline)),
+                None => fenced.yield_now(),
+            }
         }
         return Err(PlatformAlreadySet);
     }
@@ -52,7 +55,7 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
     PLATFORM.store(alloc::boxed::Box::into_raw(boxed), Ordering::Release);
     // Relaxed: the callers waiting here read `PLATFORM`, not this flag.
     PUBLISHED.store(1, Ordering::Relaxed);
-    platform.wake(&PUBLISHED);
+    super::Fenced(platform).wake(&PUBLISHED);
     Ok(())
 }
 

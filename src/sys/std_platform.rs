@@ -130,7 +130,8 @@ unsafe impl Platform for StdPlatform {
 /// while the thread holds none of the crate's locks, rather than on its
 /// first park: that allocates (the data, and the table of threads as it
 /// grows), and the first park may come under a meta-lock, where a global
-/// allocator that locks monitors would wait for itself. A park whose
+/// allocator that locks monitors would need a second one and stop the
+/// process. A park whose
 /// validation fails sets the data up and returns at once. The futex
 /// platform has none to set up.
 ///

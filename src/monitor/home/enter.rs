@@ -193,8 +193,8 @@ impl Home {
         patience: Patience,
         elsewhere: impl FnOnce() -> R,
     ) -> Keyed<R> {
-        // Waiting runs the platform, whose callbacks (and an allocator
-        // they call) may lock monitors.
+        // Waiting runs the platform, whose allocations (outside a meta-lock)
+        // may lock monitors.
         // SAFETY: `ee` is the calling thread's EE.
         let _kept = unsafe { ee.keep_bound_if_detached() };
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
