@@ -27,3 +27,14 @@ fn serializing_waits_for_the_holder() {
         assert_eq!(reader.join().unwrap(), "2");
     });
 }
+
+/// Serializing takes the monitor, which is not reentrant: the holder that
+/// serializes its own value is refused with the rule's message rather than
+/// waiting for itself.
+#[test]
+#[should_panic(expected = "not reentrant")]
+fn serializing_by_the_holder_panics() {
+    let value = Synchronized::new(1_u32);
+    let _held = value.lock();
+    let _ = serde_json::to_string(&value);
+}
