@@ -604,27 +604,30 @@ fn notify_with_a_competing_enter() {
     // thread may take the monitor first; its exit must invite the waiter
     // again.
     explore("notify_with_a_competing_enter", three_threads(), || {
-        let shared = Shared::new();
-        let waiter = {
-            let shared = Arc::clone(&shared);
-            thread::spawn(move || wait_for_flag(&shared, 1))
-        };
-        let competitor = {
-            let shared = Arc::clone(&shared);
-            thread::spawn(move || {
-                let g = shared.word.lock();
-                shared.bump(&g);
-            })
-        };
-        {
-            let g = shared.word.lock();
-            shared.set_flag(&g);
-            g.notify_one();
-        }
-        waiter.join().unwrap();
-        competitor.join().unwrap();
-        shared.check_final(2);
+        notify_beside_a_competitor(1)
     });
+}
+
+/// A waiter waits for the flag, a competitor enters `enters` times, and the
+/// main thread sets the flag and notifies once; everyone's increments
+/// count.
+fn notify_beside_a_competitor(enters: usize) {
+    let shared = Shared::new();
+    let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
+    let competitor = spawn(&shared, move |shared| {
+        for _ in 0..enters {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        }
+    });
+    {
+        let g = shared.word.lock();
+        shared.set_flag(&g);
+        g.notify_one();
+    }
+    waiter.join().unwrap();
+    competitor.join().unwrap();
+    shared.check_final(1 + enters);
 }
 
 /// A notified waiter loses the monitor at most once: invited by the
@@ -643,22 +646,7 @@ fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
         at_least(three_threads(), 3),
         || {
             let at_start = events();
-            let shared = Shared::new();
-            let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
-            let competitor = spawn(&shared, |shared| {
-                for _ in 0..2 {
-                    let g = shared.word.lock();
-                    shared.bump(&g);
-                }
-            });
-            {
-                let g = shared.word.lock();
-                shared.set_flag(&g);
-                g.notify_one();
-            }
-            waiter.join().unwrap();
-            competitor.join().unwrap();
-            shared.check_final(3);
+            notify_beside_a_competitor(2);
             let now = events();
             let lost = now.notified_lost - at_start.notified_lost;
             assert!(lost <= 1, "a notified waiter lost {lost} times");
