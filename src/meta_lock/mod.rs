@@ -42,7 +42,7 @@
 //! Invariant: a thread holds at most one meta-lock at a time. The crate's
 //! operations never nest them, and a thread that asks for one while it
 //! holds or waits for another (code run under a meta-lock: a platform
-//! callback that locks a contended monitor) stops the process with a message
+//! callback that uses a word needing one) stops the process with a message
 //! before its swap (`note_taken`; with the `__test-hooks` feature,
 //! `check_not_in_seam` refuses nesting from the test seam with a panic that
 //! unwinds). So a thread is in at most
