@@ -5,8 +5,9 @@
 //! notifier holding the monitor), a notify racing an interrupt of the
 //! waiter it would reach is never lost, and a bounded buffer with two
 //! conditions, two producers and two consumers neither loses an item nor
-//! hangs; and a condition rebound from one monitor to another between two
-//! waits is notified exactly as it says.
+//! hangs; a condition rebound from one monitor to another between two
+//! waits is notified exactly as it says; and a condition's waits and
+//! notifies run beside the monitor's own (on the other stripe).
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -267,5 +268,44 @@ fn a_condition_rebound_to_another_monitor_races_a_notify() {
     assert!(
         reached.iter().all(|&n| n > 0),
         "the notify never reached one of the waits: {reached:?}"
+    );
+}
+
+/// A condition's wait set and its monitor's own, on two stripes under the
+/// model checkers, used at once: one thread waits on the condition, another
+/// on the monitor itself, both timed, while the main thread notifies the
+/// condition without the monitor and the monitor's own wait set with it.
+/// Each waiter returns notified exactly when its notify says it reached a
+/// waiter.
+#[test]
+fn a_condition_and_its_monitors_own_wait_set_at_once() {
+    explore(
+        "a_condition_and_its_monitors_own_wait_set_at_once",
+        builder(3),
+        || {
+            let shared = shared();
+            let on_condition = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.value.lock();
+                    !shared
+                        .a
+                        .wait_for(&mut g, Duration::from_secs(1))
+                        .timed_out()
+                })
+            };
+            let on_monitor = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let mut g = shared.value.lock();
+                    !g.wait_for(Duration::from_secs(1)).timed_out()
+                })
+            };
+            let condition_reached = shared.a.notify_one();
+            let monitor_reached = shared.value.lock().notify_one();
+            assert_eq!(on_condition.join().unwrap(), condition_reached);
+            assert_eq!(on_monitor.join().unwrap(), monitor_reached);
+            assert!(!shared.value.is_locked());
+        },
     );
 }

@@ -120,7 +120,7 @@ impl ConditionWord {
     fn notify_waiters(&self, all: bool) -> usize {
         ExecEnv::with_current(|ee| {
             count!(ee, notifies);
-            stripe(self.id()).with(|waiting| {
+            stripe(self.id(), true).with(|waiting| {
                 // Relaxed: written only under the stripe we hold.
                 let bound = self.bound.load(Ordering::Relaxed);
                 if bound == 0 {

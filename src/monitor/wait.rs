@@ -50,6 +50,13 @@ pub(crate) enum WaitEnd {
 pub(crate) const BOUND_ELSEWHERE: &str = "metalock: a Condition was waited on with a monitor \
     while other threads wait on it with another; a condition belongs to one monitor at a time";
 
+impl WaitSet<'_> {
+    /// Whether this is a condition's wait set.
+    fn is_condition(self) -> bool {
+        matches!(self, WaitSet::Condition(_))
+    }
+}
+
 impl MultiUseWord {
     /// The key of `set` in the wait table: the word's address for its own
     /// wait set, the condition's for a condition.
@@ -99,7 +106,7 @@ impl MultiUseWord {
         );
         let key = self.wait_key(set);
         let home = home_with(self);
-        let started = stripe(key).with(|waiting| {
+        let started = stripe(key, set.is_condition()).with(|waiting| {
             // SAFETY: we hold the stripe; the record is ours and owns the
             // monitor.
             unsafe { self.start_waiting(ee, record, waiting, key, home, set) }
@@ -128,7 +135,7 @@ impl MultiUseWord {
         if signal == SIGNAL_NONE {
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
-            let left = stripe(key).with(|waiting| {
+            let left = stripe(key, set.is_condition()).with(|waiting| {
                 let left = waiting.remove(record);
                 if left && let WaitSet::Condition(condition) = set {
                     condition.unbind_unless_waited_on(waiting);
@@ -263,7 +270,7 @@ impl MultiUseWord {
         let ee = unsafe { ExecEnv::of_owner(record.owner()) };
         count!(ee, notifies);
         let key = self.wait_key(WaitSet::Monitor);
-        let stripe = stripe(key);
+        let stripe = stripe(key, false);
         if !stripe.may_have_waiters() {
             return 0;
         }

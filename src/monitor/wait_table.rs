@@ -236,24 +236,33 @@ impl Waiting<'_> {
     }
 }
 
-/// The stripe of the word or condition at `address`.
-pub(super) fn stripe(address: usize) -> &'static Stripe {
+/// The stripe of the word or condition at `address` (`condition` says
+/// which).
+#[cfg(not(metalock_model))]
+pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
+    let _ = condition;
     // Fibonacci hashing of the address, without its alignment bits; the top
     // bits index the table.
     let hash = (address >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
-    &STRIPES[hash
-        .checked_shr(usize::BITS - STRIPE_COUNT.trailing_zeros())
-        .unwrap_or(0)]
+    &STRIPES[hash >> (usize::BITS - STRIPE_COUNT.trailing_zeros())]
+}
+
+/// Under the model checkers, one stripe for the words' own wait sets and
+/// one for the conditions': the stripe of an address must not differ
+/// between a model's executions, where allocations land at different
+/// addresses, and a condition's waits and notifies still run beside the
+/// monitor's own.
+#[cfg(metalock_model)]
+pub(super) fn stripe(_address: usize, condition: bool) -> &'static Stripe {
+    &STRIPES[usize::from(condition)]
 }
 
 /// How many stripes; a power of two. Words and conditions that share a
-/// stripe only serialize their waits and notifies, briefly. Under loom one:
-/// the stripe of an address must not differ between a model's executions,
-/// where allocations land at different addresses.
+/// stripe only serialize their waits and notifies, briefly.
 #[cfg(not(metalock_model))]
 const STRIPE_COUNT: usize = 64;
 #[cfg(metalock_model)]
-const STRIPE_COUNT: usize = 1;
+const STRIPE_COUNT: usize = 2;
 
 #[cfg(not(metalock_model))]
 static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
