@@ -152,6 +152,8 @@ mod model {
             }
             let mut waiters = self.waiters.lock().unwrap();
             // SeqCst, as the kernel's check of the word is fully ordered.
+            // Relaxed on the flag: it orders nothing (see the impl's
+            // comment), it only spends the one spurious return.
             if word.load(Ordering::SeqCst) != expected
                 || self
                     .spurious
@@ -178,6 +180,7 @@ mod model {
         }
 
         fn passed(&self, _: Instant) -> bool {
+            // Relaxed: a flag that orders nothing (see the impl's comment).
             self.asked.swap(true, core::sync::atomic::Ordering::Relaxed)
         }
     }
