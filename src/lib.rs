@@ -205,7 +205,9 @@ pub use word::MultiUseWord;
 #[cfg(feature = "__test-hooks")]
 #[doc(hidden)]
 pub mod __test_hooks {
-    pub use crate::exec_env::{exec_envs_allocated, thread_has_exec_env};
+    #[cfg(metalock_model)]
+    pub use crate::exec_env::end_thread;
+    pub use crate::exec_env::{exec_envs_allocated, thread_exec_env, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;

@@ -50,10 +50,12 @@ pub(crate) const NOTIFIED: usize = 1;
 #[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
-    /// A core atomic even under loom: it changes only between two uses of
-    /// the record by different threads, which loom never models (records
-    /// are donated only when a thread exits), and a loom atomic here would
-    /// add a branch to every read of it in every model.
+    /// A core atomic even under loom: a loom atomic would add a branch to
+    /// every read of it in every model. It changes only between two uses
+    /// of the record by different threads (a record donated by a thread
+    /// that ends holding a monitor), ordered by the pools' lock; the models
+    /// of donation (`loom_tests/exec_env.rs`) check that order through the
+    /// record's cells, which the new owner writes under the same order.
     owner: CoreAtomicUsize,
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,

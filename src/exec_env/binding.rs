@@ -1,38 +1,74 @@
-//! How a thread finds its execution environment: `std` thread-locals, loom's
-//! thread-locals, or the slot a `no_std` platform provides.
+//! How a thread finds its execution environment: thread-locals (`std`'s, or
+//! the model checker's), or the slot a `no_std` platform provides.
 
-#[cfg(all(feature = "std", not(metalock_model)))]
-pub(super) use std_threads::{current, current_if_bound, unbind};
+#[cfg(any(feature = "std", metalock_model))]
+pub(super) use thread_locals::{current, current_if_bound, unbind};
 
-#[cfg(metalock_model)]
-pub(super) use loom_threads::{current, current_if_bound};
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use thread_locals::end_thread;
 
 #[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub use platform_threads::release_current_thread;
 #[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub(super) use platform_threads::{current, current_if_bound, unbind};
 
-/// Binding of EEs to `std` threads through two thread-locals: a plain cell
-/// for the hot path (no destructor, so it can be read at any point of the
-/// thread's life, including other thread-locals' destructors) and a guard
-/// whose destructor is the thread's exit cleanup.
+use super::{ExecEnv, global};
+
+/// A thread's exit cleanup: its EE goes back to the pool, or, if a guard
+/// still holds one of its records, is detached, with its free records
+/// donated.
+///
+/// # Safety
+/// `ee` is the calling thread's EE, not detached.
+unsafe fn on_thread_exit(ee: &'static ExecEnv) {
+    // SAFETY: `ee` is this thread's EE (caller's contract).
+    unsafe {
+        if ee.has_records_out() {
+            // A guard is still out: forgotten, or kept by a thread-local
+            // that is destroyed later. The unlock that returns the last
+            // record releases the EE.
+            ee.detach(true);
+        } else {
+            unbind(ee);
+            global::push_env(ee);
+        }
+    }
+}
+
+/// Binding of EEs to threads through two thread-locals: a plain cell for
+/// the hot path (no destructor, so it can be read at any point of the
+/// thread's life, including other thread-locals' destructors) and the
+/// thread's exit: a guard whose destructor is the exit cleanup, or, under
+/// the model checkers, a flag that [`end_thread`] sets (their thread-locals
+/// are destroyed all at once, after the execution's statics, so a
+/// destructor could reach neither the cell nor the pool).
 ///
 /// Taking an EE may allocate, and a global allocator that locks monitors
 /// then binds one for the thread first: `bind` keeps that one and returns
 /// the other to the pool, instead of leaking it.
-#[cfg(all(feature = "std", not(metalock_model)))]
-mod std_threads {
+#[cfg(any(feature = "std", metalock_model))]
+mod thread_locals {
     use super::super::{ExecEnv, global};
     use core::cell::Cell;
     use core::ptr;
 
+    #[cfg(not(metalock_model))]
     crate::primitive::thread_local! {
         static CURRENT: Cell<*const ExecEnv> = const { Cell::new(ptr::null()) };
         static EXIT_GUARD: ExitGuard = const { ExitGuard };
     }
 
+    // The model checkers' thread-locals take no `const` initializer.
+    #[cfg(metalock_model)]
+    crate::primitive::thread_local! {
+        static CURRENT: Cell<*const ExecEnv> = Cell::new(ptr::null());
+        static ENDED: Cell<bool> = Cell::new(false);
+    }
+
+    #[cfg(not(metalock_model))]
     struct ExitGuard;
 
+    #[cfg(not(metalock_model))]
     impl Drop for ExitGuard {
         fn drop(&mut self) {
             let Some(ee) = current_if_bound() else {
@@ -40,25 +76,48 @@ mod std_threads {
             };
             #[cfg(feature = "diagnostics")]
             ee.diag.exited();
-            // SAFETY: `ee` is this thread's EE.
+            // SAFETY: `ee` is this thread's EE, and the guard exists only if
+            // it was not detached when bound.
+            unsafe { super::on_thread_exit(ee) };
+        }
+    }
+
+    /// Runs the calling thread's exit cleanup, as the end of a thread does
+    /// outside the model checkers; a model thread calls it last, so that
+    /// the threads after it reuse its EE and lock records. Synchronizing
+    /// afterwards binds a detached EE, as a late thread-local destructor
+    /// does. Not part of the API.
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub fn end_thread() {
+        ENDED.with(|ended| ended.set(true));
+        if let Some(ee) = current_if_bound() {
+            // SAFETY: `ee` is this thread's EE; an EE bound after the
+            // thread ended is detached and goes back by itself.
             unsafe {
-                if ee.has_records_out() {
-                    // A guard is still out: forgotten, or kept by a
-                    // thread-local that is destroyed later. The unlock that
-                    // returns the last record releases the EE.
-                    ee.detach(true);
-                } else {
-                    unbind(ee);
-                    global::push_env(ee);
+                if !ee.is_detached() {
+                    super::on_thread_exit(ee);
                 }
             }
         }
     }
 
+    /// Registers the thread's exit cleanup for the EE being bound; `false`
+    /// if the cleanup has already run, or can run no more: the EE must then
+    /// be detached.
+    fn register_exit() -> bool {
+        // Touching the guard registers its destructor. That fails once the
+        // thread's thread-locals are being destroyed and the guard is gone
+        // (a lock taken in a late destructor).
+        #[cfg(not(metalock_model))]
+        return EXIT_GUARD.try_with(|_| ()).is_ok();
+        #[cfg(metalock_model)]
+        return !ENDED.with(Cell::get);
+    }
+
     #[inline]
     pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
         // SAFETY: CURRENT only ever holds null or EEs from `acquire_env`,
-        // which live forever.
+        // which live as long as a thread may use them.
         unsafe { CURRENT.with(Cell::get).as_ref() }
     }
 
@@ -74,7 +133,7 @@ mod std_threads {
     fn bind() -> &'static ExecEnv {
         // Binding allocates (an EE, parking data), which an allocator that
         // locks monitors turns into locks: never under one of the crate's.
-        #[cfg(feature = "__test-hooks")]
+        #[cfg(all(feature = "__test-hooks", not(metalock_model)))]
         debug_assert_eq!(
             crate::primitive::held::locks_held(),
             0,
@@ -88,18 +147,16 @@ mod std_threads {
             return bound;
         }
         CURRENT.with(|c| c.set(ee));
-        #[cfg(feature = "diagnostics")]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         ee.diag.bind();
-        // Touching the guard registers its destructor. That fails once the
-        // thread's thread-locals are being destroyed and the guard is gone
-        // (a lock taken in a late destructor): the EE is then detached from
-        // the start, and released as soon as it holds no record.
-        if EXIT_GUARD.try_with(|_| ()).is_err() {
+        // An EE bound after the exit cleanup is detached from the start, and
+        // released as soon as it holds no record.
+        if !register_exit() {
             // SAFETY: `ee` is this thread's EE, just bound.
             unsafe { ee.detach(false) };
         }
         // After the binding: an allocator that locks monitors finds it.
-        #[cfg(not(metalock_futex))]
+        #[cfg(not(any(metalock_futex, metalock_model)))]
         crate::sys::prepare_thread();
         ee
     }
@@ -107,29 +164,9 @@ mod std_threads {
     /// Forgets the calling thread's EE, which is `ee`.
     pub(crate) fn unbind(ee: &ExecEnv) {
         debug_assert!(current_if_bound().is_some_and(|bound| ptr::eq(bound, ee)));
-        #[cfg(feature = "diagnostics")]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         ee.diag.unbind();
         CURRENT.with(|c| c.set(ptr::null()));
-    }
-}
-
-/// Under loom every model thread gets a fresh EE, freed after the execution
-/// (see `global`): loom's objects belong to one execution and must not
-/// outlive it in a pool. Nothing is ever detached.
-#[cfg(metalock_model)]
-mod loom_threads {
-    use super::super::{ExecEnv, global};
-
-    crate::primitive::thread_local! {
-        static CURRENT: &'static ExecEnv = global::allocate_env();
-    }
-
-    pub(crate) fn current() -> &'static ExecEnv {
-        CURRENT.with(|ee| *ee)
-    }
-
-    pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
-        Some(current())
     }
 }
 
@@ -208,15 +245,11 @@ mod platform_threads {
         let Some(ee) = current_if_bound() else {
             return;
         };
-        // SAFETY: `ee` is this thread's EE.
+        // SAFETY: `ee` is this thread's EE; a detached one was released
+        // already, and goes back once it holds no record.
         unsafe {
-            if ee.is_detached() {
-                // Released already; it goes back once it holds no record.
-            } else if ee.has_records_out() {
-                ee.detach(true);
-            } else {
-                unbind(ee);
-                global::push_env(ee);
+            if !ee.is_detached() {
+                super::on_thread_exit(ee);
             }
         }
     }

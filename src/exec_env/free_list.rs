@@ -220,7 +220,6 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE.
-    #[cfg(not(metalock_model))]
     pub(super) unsafe fn donate_free_records(&self) {
         // SAFETY: thread-owned fields (caller's contract).
         unsafe {
@@ -247,7 +246,6 @@ impl ExecEnv {
     unsafe fn refill(&'static self) -> *mut LockRecord {
         // SAFETY: thread-owned counter.
         let n = self.next_batch.with(|b| unsafe { *b });
-        #[cfg(not(metalock_model))]
         if let Some(first) = global::take_donated_records(self.as_owner(), n) {
             return first;
         }

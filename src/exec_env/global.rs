@@ -6,9 +6,11 @@
 //! In a normal build EEs and records are allocated once and never freed
 //! (type-stable memory: a stale pointer to one is always safe to read), and
 //! the pools are guarded by a [`SysMutex`], which blocks through the
-//! platform. Under loom every EE and record belongs to one model execution:
-//! they are registered here and freed when the next execution starts, so
-//! memory stays flat however many executions a model explores.
+//! platform. Under the model checkers every EE and record belongs to one
+//! model execution: they are registered here and freed when the next
+//! execution starts, so memory stays flat however many executions a model
+//! explores, and the pools, which hand them from a thread that ended
+//! (`end_thread`) to the next, are the execution's too.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,8 +18,6 @@ use crossbeam_utils::CachePadded;
 
 use super::ExecEnv;
 use crate::lock_record::LockRecord;
-#[cfg(not(metalock_model))]
-use crate::primitive::SysMutex;
 
 /// Lock records taken from the global allocator (paper 000, Table 2).
 /// Written under the global lock by load and store (the swap-only backend
@@ -55,16 +55,19 @@ fn new_records(owner: usize, n: usize) -> *mut LockRecord {
     ) as *mut LockRecord
 }
 
+#[cfg(not(metalock_model))]
+pub(super) use pools::allocate_records;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) use pools::for_each_batched_record;
-#[cfg(not(metalock_model))]
-pub(super) use pools::{
-    acquire_env, allocate_records, donate_records, push_env, take_donated_records,
-};
+pub(super) use pools::{acquire_env, donate_records, push_env, take_donated_records};
+#[cfg(metalock_model)]
+pub(super) use registry::allocate_records;
 
-#[cfg(not(metalock_model))]
 mod pools {
+    #[cfg(metalock_model)]
+    use super::registry::allocate_env;
     use super::*;
+    use crate::primitive::SysMutex;
     use core::ptr;
 
     /// The pools, under the global lock.
@@ -77,15 +80,24 @@ mod pools {
         records: *mut LockRecord,
         /// The last batch of records allocated, linked to the ones before,
         /// for the thread dump of `diagnostics`.
-        #[cfg(feature = "diagnostics")]
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         batches: *const Batch,
+    }
+
+    impl Pools {
+        const EMPTY: Self = Self {
+            envs: ptr::null(),
+            records: ptr::null_mut(),
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            batches: ptr::null(),
+        };
     }
 
     /// A batch of records, in the list of every batch: allocated before
     /// the global lock and never freed, so that neither keeping the list
     /// nor walking it allocates under the lock (a global allocator may lock
     /// monitors, and a lock may need a batch of records).
-    #[cfg(feature = "diagnostics")]
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     struct Batch {
         first: *const LockRecord,
         len: usize,
@@ -99,16 +111,41 @@ mod pools {
     // batches that never change once pushed.
     unsafe impl Send for Pools {}
 
-    static POOLS: SysMutex<Pools> = SysMutex::new(Pools {
-        envs: ptr::null(),
-        records: ptr::null_mut(),
-        #[cfg(feature = "diagnostics")]
-        batches: ptr::null(),
-    });
+    #[cfg(not(metalock_model))]
+    static POOLS: SysMutex<Pools> = SysMutex::new(Pools::EMPTY);
+
+    #[cfg(metalock_model)]
+    crate::primitive::lazy_static! {
+        /// One model execution's pools, dropped with it.
+        static ref POOLS: SysMutex<Pools> = SysMutex::new(Pools::EMPTY);
+        /// Whether anything was put in the pools in this execution. The
+        /// checker does not see this flag: it only spares the models that
+        /// never end a thread the branches of a lock around empty pools.
+        static ref FILLED: std::sync::atomic::AtomicBool =
+            std::sync::atomic::AtomicBool::new(false);
+    }
+
+    /// Runs `f` on the pools to take something out of them; under the model
+    /// checkers, not before something was put in.
+    fn take<R>(f: impl FnOnce(&mut Pools) -> Option<R>) -> Option<R> {
+        // SeqCst: the flag is a plain `std` atomic outside the model.
+        #[cfg(metalock_model)]
+        if !FILLED.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        POOLS.with(f)
+    }
+
+    /// Runs `f` on the pools to put something in them.
+    fn put(f: impl FnOnce(&mut Pools)) {
+        #[cfg(metalock_model)]
+        FILLED.store(true, std::sync::atomic::Ordering::SeqCst);
+        POOLS.with(f)
+    }
 
     /// Takes an EE for a thread that has none: from the pool if one is there.
     pub(crate) fn acquire_env() -> &'static ExecEnv {
-        let pooled = POOLS.with(|pools| {
+        let pooled = take(|pools| {
             // SAFETY: the pool holds EEs that live forever (invariant).
             let ee = unsafe { pools.envs.as_ref() }?;
             // SAFETY: an EE in the pool belongs to no thread, so its
@@ -124,7 +161,7 @@ mod pools {
     /// # Safety
     /// `ee` is bound to no thread and has no lock record out.
     pub(crate) unsafe fn push_env(ee: &'static ExecEnv) {
-        POOLS.with(|pools| {
+        put(|pools| {
             // SAFETY: `ee` belongs to no thread (caller's contract).
             ee.pool_next.with_mut(|next| unsafe { *next = pools.envs });
             pools.envs = ee;
@@ -132,6 +169,7 @@ mod pools {
     }
 
     /// A fresh EE that lives forever.
+    #[cfg(not(metalock_model))]
     fn allocate_env() -> &'static ExecEnv {
         let ee: &'static ExecEnv =
             alloc::boxed::Box::leak(alloc::boxed::Box::new(CachePadded::new(ExecEnv::new())));
@@ -149,6 +187,7 @@ mod pools {
     }
 
     /// A batch of `n` fresh records owned by `owner`, linked by the caller.
+    #[cfg(not(metalock_model))]
     pub(crate) fn allocate_records(owner: usize, n: usize) -> *mut LockRecord {
         let first = new_records(owner, n);
         #[cfg(feature = "diagnostics")]
@@ -171,7 +210,7 @@ mod pools {
 
     /// Runs `f` on every record allocated in batches (not the EEs' hot
     /// records), for `diagnostics`.
-    #[cfg(feature = "diagnostics")]
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) fn for_each_batched_record(mut f: impl FnMut(&'static LockRecord)) {
         // The lock publishes the last batch, and through it those before.
         let mut next = POOLS.with(|pools| pools.batches);
@@ -200,7 +239,7 @@ mod pools {
                 last = (*last).free_next();
             }
         }
-        POOLS.with(|pools| {
+        put(|pools| {
             // SAFETY: the records belong to no thread now, and the pool's
             // links are ours under the lock.
             unsafe { (*last).set_free_next(pools.records) };
@@ -211,7 +250,7 @@ mod pools {
     /// Takes up to `n` donated records for `owner`, linked as a free list,
     /// or `None` if there are none.
     pub(crate) fn take_donated_records(owner: usize, n: usize) -> Option<*mut LockRecord> {
-        POOLS.with(|pools| {
+        take(|pools| {
             let head = pools.records;
             if head.is_null() {
                 return None;
@@ -239,7 +278,7 @@ mod pools {
 
     /// The list of every EE ever allocated, for `stats::snapshot` and
     /// `diagnostics::snapshot`.
-    #[cfg(any(feature = "stats", feature = "diagnostics"))]
+    #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
     mod all {
         use super::ExecEnv;
         use core::sync::atomic::{AtomicPtr, Ordering};
@@ -276,15 +315,12 @@ mod pools {
         }
     }
 
-    #[cfg(any(feature = "stats", feature = "diagnostics"))]
+    #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
     pub(crate) use all::all_envs;
 }
 
 #[cfg(all(not(metalock_model), any(feature = "stats", feature = "diagnostics")))]
 pub(crate) use pools::all_envs;
-
-#[cfg(metalock_model)]
-pub(super) use registry::{allocate_env, allocate_records};
 
 /// Under loom, the EEs and records of one model execution, freed once the
 /// next execution starts (by then every thread of the previous one has

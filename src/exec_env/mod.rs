@@ -78,6 +78,8 @@ use crate::primitive::{AtomicUsize, Parker, UnsafeCell};
 use crate::word::BUSY;
 use crate::word::POINTER_MASK;
 
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use binding::end_thread;
 #[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub use binding::release_current_thread;
 pub use free_list::lock_records_allocated;
@@ -92,7 +94,15 @@ pub(crate) use global::for_each_batched_record;
 /// of the API.
 #[cfg(feature = "__test-hooks")]
 pub fn thread_has_exec_env() -> bool {
-    ExecEnv::current_if_bound().is_some()
+    thread_exec_env().is_some()
+}
+
+/// The address of the calling thread's execution environment, if it has
+/// one bound: a thread that gets the same address as one before it reuses
+/// that thread's EE. Not part of the API.
+#[cfg(feature = "__test-hooks")]
+pub fn thread_exec_env() -> Option<usize> {
+    ExecEnv::current_if_bound().map(ExecEnv::as_owner)
 }
 
 /// `monitor_signal`: nothing since the thread last queued.
@@ -184,7 +194,6 @@ pub(crate) struct ExecEnv {
     #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
     all_next: core::sync::atomic::AtomicPtr<ExecEnv>,
     /// Link in the pool of EEs whose threads exited (under the global lock).
-    #[cfg(not(metalock_model))]
     pool_next: UnsafeCell<*const ExecEnv>,
 }
 
@@ -226,7 +235,6 @@ impl ExecEnv {
             diag: diag::Diag::new(),
             #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
             all_next: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-            #[cfg(not(metalock_model))]
             pool_next: UnsafeCell::new(core::ptr::null()),
         }
     }
@@ -323,7 +331,7 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE.
-    #[cfg(all(not(feature = "std"), not(metalock_model)))]
+    #[cfg(any(not(feature = "std"), metalock_model))]
     unsafe fn is_detached(&self) -> bool {
         // SAFETY: thread-owned field (caller's contract).
         self.records_out.with(|n| unsafe { *n }) >= DETACHED
@@ -335,7 +343,6 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE, not yet detached.
-    #[cfg(not(metalock_model))]
     unsafe fn detach(&self, donate: bool) {
         // SAFETY: thread-owned fields (caller's contract).
         unsafe {
@@ -369,18 +376,13 @@ impl ExecEnv {
     /// `self` is the calling thread's EE, detached, with no record out.
     #[cold]
     pub(crate) unsafe fn release_detached(&'static self) {
-        #[cfg(not(metalock_model))]
-        {
-            // SAFETY: thread-owned field (caller's contract).
-            self.records_out.with_mut(|n| unsafe {
-                debug_assert_eq!(*n, DETACHED);
-                *n = 0;
-            });
-            binding::unbind(self);
-            // SAFETY: unbound above and idle: it belongs to no thread.
-            unsafe { global::push_env(self) };
-        }
-        #[cfg(metalock_model)]
-        unreachable!("metalock: an EE is never detached under loom");
+        // SAFETY: thread-owned field (caller's contract).
+        self.records_out.with_mut(|n| unsafe {
+            debug_assert_eq!(*n, DETACHED);
+            *n = 0;
+        });
+        binding::unbind(self);
+        // SAFETY: unbound above and idle: it belongs to no thread.
+        unsafe { global::push_env(self) };
     }
 }

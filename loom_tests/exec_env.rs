@@ -1,0 +1,266 @@
+#![cfg(loom)]
+//! Loom models of execution-environment reuse (paper 000, section 5.1): a
+//! thread that ends gives its EE and lock records to the threads after it,
+//! while the threads it synchronized with may still reach them.
+//!
+//! A model thread ends by calling `__test_hooks::end_thread`, the cleanup a
+//! thread's exit runs outside the model checkers: its EE goes back to the
+//! pool, or, while a guard still holds one of its records, is detached and
+//! its free records are donated. The model asserts, through the EE's
+//! address, that the next thread really takes the same EE.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
+
+use std::time::Duration;
+
+use std::cell::Cell;
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::thread;
+use metalock::__test_hooks::{end_thread, thread_exec_env, thread_has_exec_env};
+use metalock::{MonitorGuard, MultiUseWord};
+
+mod common;
+use common::{builder, explore};
+
+std::thread_local! {
+    /// Executions of the model running on this test's thread (loom runs a
+    /// model's threads as coroutines on it) that reached a path the model
+    /// names, so that it can assert that some did.
+    static REACHED: Cell<[usize; 2]> = const { Cell::new([0; 2]) };
+}
+
+/// Counts an execution that reached path `i` of the model.
+fn reached(i: usize) {
+    REACHED.with(|reached| {
+        let mut counts = reached.get();
+        counts[i] += 1;
+        reached.set(counts);
+    });
+}
+
+/// Prints how many executions of model `name` reached each of its paths,
+/// asserts that some reached each, and starts the counts again.
+fn reached_every_path(name: &str, paths: [&str; 2]) {
+    let counts = REACHED.with(Cell::take);
+    for (path, count) in paths.iter().zip(counts) {
+        println!("{name}: {count} executions {path}");
+        assert!(count > 0, "{name}: no execution {path}");
+    }
+}
+
+/// A word and a counter only touched under its monitor; loom checks that
+/// the monitor orders every access, also across a reused EE.
+struct Shared {
+    word: MultiUseWord,
+    counter: UnsafeCell<usize>,
+}
+
+// SAFETY: `counter` is only touched through `bump` and `check_final`, under
+// `word`'s monitor, and loom reports any access the monitor does not order.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            word: MultiUseWord::new(),
+            counter: UnsafeCell::new(0),
+        })
+    }
+
+    fn bump(&self, guard: &MonitorGuard<'_>) {
+        assert!(core::ptr::eq(guard.word(), &self.word));
+        // SAFETY: the guard proves we own the monitor.
+        self.counter.with_mut(|c| unsafe { *c += 1 });
+    }
+
+    fn lock_and_bump(&self) {
+        let guard = self.word.lock();
+        self.bump(&guard);
+    }
+
+    /// Once every thread is joined: unlocked, and every bump seen.
+    fn check_final(&self, counter: usize) {
+        assert!(!self.word.is_locked());
+        let _guard = self.word.lock();
+        // SAFETY: as in `bump`.
+        assert_eq!(self.counter.with(|c| unsafe { *c }), counter);
+    }
+}
+
+/// A thread contends with a partner and ends, and the main thread takes its
+/// EE while the partner may still be handing it the meta-lock or the
+/// monitor, or unparking it: the unpark then reaches the EE's next thread.
+/// That thread's timed wait, which nobody notifies, must still time out,
+/// and the monitor must exclude as before. (In the executions where the
+/// partner binds only after the end, it takes the EE itself.)
+#[test]
+fn an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it() {
+    explore(
+        "an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it",
+        builder(2),
+        || {
+            let shared = Shared::new();
+            let ending = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    shared.lock_and_bump();
+                    let ee = thread_exec_env().expect("bound by the lock");
+                    end_thread();
+                    assert!(!thread_has_exec_env());
+                    ee
+                })
+            };
+            let partner = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        shared.lock_and_bump();
+                    }
+                    thread_exec_env()
+                })
+            };
+            let ended = ending.join().unwrap();
+            let mut guard = shared.word.lock();
+            let main = thread_exec_env();
+            assert!(guard.wait_for(Duration::from_secs(1)).timed_out());
+            shared.bump(&guard);
+            drop(guard);
+            let partner = partner.join().unwrap();
+            // The partner takes the EE if it binds after the end, else the
+            // main thread does.
+            match [main, partner].iter().position(|&ee| ee == Some(ended)) {
+                Some(taker) => reached(taker),
+                None => panic!("the EE was not reused"),
+            }
+            shared.check_final(4);
+        },
+    );
+    reached_every_path(
+        "an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it",
+        ["gave the EE to the main thread", "gave it to the partner"],
+    );
+}
+
+/// A waiter ends, and the EE it waited with, and its hot record, serve a
+/// waiter after it on the same monitor while a notification races them
+/// both: exactly the waiter the notification marked reports it.
+#[test]
+fn an_ended_waiters_env_serves_the_next_waiter_while_a_notify_races() {
+    explore(
+        "an_ended_waiters_env_serves_the_next_waiter_while_a_notify_races",
+        builder(2),
+        || {
+            let shared = Shared::new();
+            let ending = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let notified = timed_wait(&shared);
+                    let ee = thread_exec_env().expect("bound by the lock");
+                    end_thread();
+                    (ee, notified)
+                })
+            };
+            let notifier = {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let guard = shared.word.lock();
+                    shared.bump(&guard);
+                    guard.notify_one()
+                })
+            };
+            let (ended, first_notified) = ending.join().unwrap();
+            let second_notified = timed_wait(&shared);
+            let notified = notifier.join().unwrap();
+            assert_eq!(
+                usize::from(first_notified) + usize::from(second_notified),
+                usize::from(notified),
+                "notify_one returned {notified}; the waiters reported \
+                 {first_notified} and {second_notified}"
+            );
+            if thread_exec_env() == Some(ended) {
+                reached(usize::from(second_notified));
+            }
+            shared.check_final(3);
+        },
+    );
+    reached_every_path(
+        "an_ended_waiters_env_serves_the_next_waiter_while_a_notify_races",
+        [
+            "gave the EE to a waiter that timed out",
+            "to one that was notified",
+        ],
+    );
+}
+
+/// Waits on `shared`'s monitor, under a timeout that a model may take at
+/// any point; returns whether the wait was notified.
+fn timed_wait(shared: &Shared) -> bool {
+    let mut guard = shared.word.lock();
+    let notified = !guard.wait_for(Duration::from_secs(1)).timed_out();
+    shared.bump(&guard);
+    notified
+}
+
+/// A thread ends while it holds a monitor: its EE is detached and its free
+/// records (one of them used a moment before on another monitor) are
+/// donated, so a contender that needs a second record may take that one and
+/// become its owner. The ended thread then releases the monitor, which
+/// gives its EE back, and locks the other monitor once more from a detached
+/// EE, as a late thread-local destructor does: the record it used there
+/// last, now perhaps the contender's, must not pass for its own.
+#[test]
+fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
+    explore(
+        "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
+        builder(2),
+        || {
+            let a = Shared::new();
+            let b = Shared::new();
+            let donated = Arc::new(AtomicBool::new(false));
+            let ending = {
+                let (a, b, donated) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&donated));
+                thread::spawn(move || {
+                    let held = a.word.lock();
+                    b.lock_and_bump();
+                    end_thread();
+                    donated.store(true, Ordering::Relaxed);
+                    assert!(thread_has_exec_env(), "detached while a guard is out");
+                    a.bump(&held);
+                    drop(held);
+                    assert!(!thread_has_exec_env(), "released with its last record");
+                    b.lock_and_bump();
+                    assert!(!thread_has_exec_env(), "a late lock binds a detached EE");
+                })
+            };
+            let contender = {
+                let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+                thread::spawn(move || {
+                    let outer = a.word.lock();
+                    a.bump(&outer);
+                    // Relaxed: only tells which path the execution took.
+                    // Donated before this look, the records are in the pool
+                    // when the lock below refills the free list: the second
+                    // record comes from there.
+                    let took_donated = donated.load(Ordering::Relaxed);
+                    b.lock_and_bump();
+                    took_donated
+                })
+            };
+            ending.join().unwrap();
+            reached(usize::from(contender.join().unwrap()));
+            a.check_final(2);
+            b.check_final(3);
+        },
+    );
+    reached_every_path(
+        "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
+        [
+            "looked for the donation before it",
+            "saw it, so took a donated record",
+        ],
+    );
+}
