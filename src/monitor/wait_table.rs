@@ -248,21 +248,35 @@ pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
 }
 
 /// Under the model checkers, one stripe for the words' own wait sets and
-/// one for the conditions': the stripe of an address must not differ
-/// between a model's executions, where allocations land at different
-/// addresses, and a condition's waits and notifies still run beside the
-/// monitor's own.
+/// two for the conditions', taken in turn in the order in which an
+/// execution first uses its conditions: the stripe of an address must not
+/// differ between a model's executions, where allocations land at
+/// different addresses, and a condition's waits and notifies still run
+/// beside the monitor's own, and beside another condition's.
 #[cfg(metalock_model)]
-pub(super) fn stripe(_address: usize, condition: bool) -> &'static Stripe {
-    &STRIPES[usize::from(condition)]
+pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
+    if !condition {
+        return &STRIPES[0];
+    }
+    // The checker does not see this bookkeeping: it only names stripes.
+    let mut conditions = CONDITIONS.lock().unwrap();
+    let nth = match conditions.iter().position(|&seen| seen == address) {
+        Some(nth) => nth,
+        None => {
+            conditions.push(address);
+            conditions.len() - 1
+        }
+    };
+    &STRIPES[1 + nth % 2]
 }
 
-/// How many stripes; a power of two. Words and conditions that share a
-/// stripe only serialize their waits and notifies, briefly.
+/// How many stripes; a power of two outside the models. Words and
+/// conditions that share a stripe only serialize their waits and notifies,
+/// briefly.
 #[cfg(not(metalock_model))]
 const STRIPE_COUNT: usize = 64;
 #[cfg(metalock_model)]
-const STRIPE_COUNT: usize = 2;
+const STRIPE_COUNT: usize = 3;
 
 #[cfg(not(metalock_model))]
 static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
@@ -272,4 +286,7 @@ static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
 crate::primitive::lazy_static! {
     static ref STRIPES: std::vec::Vec<CachePadded<Stripe>> =
         (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect();
+    /// The addresses of the conditions the execution has used, in order.
+    static ref CONDITIONS: std::sync::Mutex<std::vec::Vec<usize>> =
+        std::sync::Mutex::new(std::vec::Vec::new());
 }
