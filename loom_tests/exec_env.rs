@@ -6,8 +6,12 @@
 //! A model thread ends by calling `__test_hooks::end_thread`, the cleanup a
 //! thread's exit runs outside the model checkers: its EE goes back to the
 //! pool, or, while a guard still holds one of its records, is detached and
-//! its free records are donated. The model asserts, through the EE's
-//! address, that the next thread really takes the same EE.
+//! its free records are donated. Each model asserts, through the EE's
+//! address, that the next thread really takes the same EE, and that its
+//! executions reach each way the reuse can go: a stale wake-up of the EE
+//! reaching its next thread, a waiter's EE and hot record reused while a
+//! notify races, a keyed lock's guess kept in the EE, and a thread that
+//! ends holding a monitor and donates its records.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
@@ -59,8 +63,10 @@ struct Shared {
     counter: UnsafeCell<usize>,
 }
 
-// SAFETY: `counter` is only touched through `bump` and `check_final`, under
-// `word`'s monitor, and loom reports any access the monitor does not order.
+// SAFETY: `counter` is only touched under `word`'s monitor (`bump`,
+// `check_final`) or, in the keyed model, under its own keyed monitor
+// (`keyed_bump`, `keyed_read`), never both in one model; loom reports any
+// access the monitor does not order.
 unsafe impl Sync for Shared {}
 
 impl Shared {
@@ -203,6 +209,70 @@ fn timed_wait(shared: &Shared) -> bool {
     let notified = !guard.wait_for(Duration::from_secs(1)).timed_out();
     shared.bump(&guard);
     notified
+}
+
+/// A thread ends after a keyed lock, and the guess its EE keeps of the home
+/// it found (`keyed_guess`) serves the next thread while another thread
+/// rekeys that home (under loom the table has one home, which every
+/// address shares): the guess is only ever a guess.
+#[test]
+fn an_ended_threads_keyed_guess_serves_the_next_thread() {
+    explore(
+        "an_ended_threads_keyed_guess_serves_the_next_thread",
+        builder(2),
+        || {
+            let x = Shared::new();
+            let y = Shared::new();
+            let ending = {
+                let x = Arc::clone(&x);
+                thread::spawn(move || {
+                    keyed_bump(&x);
+                    let ee = thread_exec_env().expect("bound by the lock");
+                    end_thread();
+                    ee
+                })
+            };
+            let rekeying = {
+                let y = Arc::clone(&y);
+                thread::spawn(move || {
+                    keyed_bump(&y);
+                    thread_exec_env()
+                })
+            };
+            let ended = ending.join().unwrap();
+            keyed_bump(&x);
+            let main = thread_exec_env();
+            let rekeying = rekeying.join().unwrap();
+            match [main, rekeying].iter().position(|&ee| ee == Some(ended)) {
+                Some(taker) => reached(taker),
+                None => panic!("the EE was not reused"),
+            }
+            assert_eq!(keyed_read(&x), 2);
+            assert_eq!(keyed_read(&y), 1);
+        },
+    );
+    reached_every_path(
+        "an_ended_threads_keyed_guess_serves_the_next_thread",
+        [
+            "gave the EE to the thread that locks x again",
+            "to the one that locks y",
+        ],
+    );
+}
+
+/// Adds one to `shared`'s counter under the keyed monitor of the counter
+/// (not the embedded word's).
+fn keyed_bump(shared: &Shared) {
+    let _guard = metalock::lock(&shared.counter);
+    assert!(metalock::is_held_by_current_thread(&shared.counter));
+    // SAFETY: under the counter's keyed monitor.
+    shared.counter.with_mut(|c| unsafe { *c += 1 });
+}
+
+fn keyed_read(shared: &Shared) -> usize {
+    let _guard = metalock::lock(&shared.counter);
+    // SAFETY: under the counter's keyed monitor.
+    shared.counter.with(|c| unsafe { *c })
 }
 
 /// A thread ends while it holds a monitor: its EE is detached and its free
