@@ -5,6 +5,7 @@
 //! are the execution environment's (see `exec_env`).
 
 use core::ptr;
+#[cfg(all(feature = "diagnostics", not(metalock_model)))]
 use core::sync::atomic::AtomicUsize as CoreAtomicUsize;
 
 use crate::primitive::{AtomicUsize, Ordering, UnsafeCell};
@@ -50,13 +51,7 @@ pub(crate) const NOTIFIED: usize = 1;
 #[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
-    /// A core atomic even under loom: a loom atomic would add a branch to
-    /// every read of it in every model. It changes only between two uses
-    /// of the record by different threads (a record donated by a thread
-    /// that ends holding a monitor), ordered by the pools' lock; the models
-    /// of donation (`loom_tests/exec_env.rs`) check that order through the
-    /// record's cells, which the new owner writes under the same order.
-    owner: CoreAtomicUsize,
+    owner: AtomicUsize,
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
@@ -115,7 +110,7 @@ impl LockRecord {
     /// never passed over), belonging to the environment at `owner`.
     pub(crate) fn new(owner: usize) -> Self {
         Self {
-            owner: CoreAtomicUsize::new(owner),
+            owner: AtomicUsize::new(owner),
             count: UnsafeCell::new(1),
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
@@ -134,7 +129,7 @@ impl LockRecord {
     pub(crate) fn owner(&self) -> usize {
         // Relaxed: see the invariant; a reader that needs the owner to be
         // current has ordered the record's installation before its read.
-        self.owner.load(core::sync::atomic::Ordering::Relaxed)
+        self.owner.load(Ordering::Relaxed)
     }
 
     /// Gives the record to another owner: a donated record to the thread that
@@ -147,8 +142,7 @@ impl LockRecord {
     pub(crate) unsafe fn set_owner(&self, owner: usize) {
         // Relaxed: other threads read it only through a word this thread
         // publishes later, with Release, once it installs the record.
-        self.owner
-            .store(owner, core::sync::atomic::Ordering::Relaxed);
+        self.owner.store(owner, Ordering::Relaxed);
     }
 
     /// # Safety
