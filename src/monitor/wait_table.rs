@@ -249,17 +249,19 @@ pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
 
 /// Under the model checkers, one stripe for the words' own wait sets and
 /// two for the conditions', taken in turn in the order in which an
-/// execution first uses its conditions: the stripe of an address must not
-/// differ between a model's executions, where allocations land at
-/// different addresses, and a condition's waits and notifies still run
-/// beside the monitor's own, and beside another condition's.
+/// execution first uses its conditions (with three or more, which share a
+/// stripe follows that order): the stripe of an address must not differ
+/// between a model's executions, where allocations land at different
+/// addresses, and a condition's waits and notifies still run beside the
+/// monitor's own, and beside another condition's.
 #[cfg(metalock_model)]
 pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
+    let table = &*STRIPES;
     if !condition {
-        return &STRIPES[0];
+        return &table.stripes[0];
     }
     // The checker does not see this bookkeeping: it only names stripes.
-    let mut conditions = CONDITIONS.lock().unwrap();
+    let mut conditions = table.conditions.lock().unwrap();
     let nth = match conditions.iter().position(|&seen| seen == address) {
         Some(nth) => nth,
         None => {
@@ -267,7 +269,7 @@ pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
             conditions.len() - 1
         }
     };
-    &STRIPES[1 + nth % 2]
+    &table.stripes[1 + nth % 2]
 }
 
 /// How many stripes; a power of two outside the models. Words and
@@ -282,11 +284,19 @@ const STRIPE_COUNT: usize = 3;
 static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
     [const { CachePadded::new(Stripe::new()) }; STRIPE_COUNT];
 
+/// One model execution's stripes, and the addresses of the conditions it
+/// has used, in order: one static, so that finding a condition's stripe
+/// orders nothing that finding a word's does not.
+#[cfg(metalock_model)]
+struct ModelStripes {
+    stripes: std::vec::Vec<CachePadded<Stripe>>,
+    conditions: std::sync::Mutex<std::vec::Vec<usize>>,
+}
+
 #[cfg(metalock_model)]
 crate::primitive::lazy_static! {
-    static ref STRIPES: std::vec::Vec<CachePadded<Stripe>> =
-        (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect();
-    /// The addresses of the conditions the execution has used, in order.
-    static ref CONDITIONS: std::sync::Mutex<std::vec::Vec<usize>> =
-        std::sync::Mutex::new(std::vec::Vec::new());
+    static ref STRIPES: ModelStripes = ModelStripes {
+        stripes: (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect(),
+        conditions: std::sync::Mutex::new(std::vec::Vec::new()),
+    };
 }
