@@ -6,12 +6,13 @@
 //! A model thread ends by calling `__test_hooks::end_thread`, the cleanup a
 //! thread's exit runs outside the model checkers: its EE goes back to the
 //! pool, or, while a guard still holds one of its records, is detached and
-//! its free records are donated. Each model asserts, through the EE's
-//! address, that the next thread really takes the same EE, and that its
-//! executions reach each way the reuse can go: a stale wake-up of the EE
-//! reaching its next thread, a waiter's EE and hot record reused while a
-//! notify races, a keyed lock's guess kept in the EE, and a thread that
-//! ends holding a monitor and donates its records.
+//! its free records are donated. (Every model here first calls
+//! `model_thread_exits`, so that all executions take the pools' lock.)
+//! Each model asserts, through the EE's address or the count of donated
+//! refills, that its executions reach both ways the reuse can go: an EE
+//! reused while a partner may still wake or hand off to it, a waiter's EE
+//! and hot record reused while a notify races, the keyed guess an EE keeps,
+//! and the records of a thread that ends holding a monitor.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
@@ -22,13 +23,20 @@ use std::cell::Cell;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
-use metalock::__test_hooks::{end_thread, thread_exec_env, thread_has_exec_env};
+use metalock::__test_hooks::{
+    donated_records_taken, end_thread, model_thread_exits, thread_exec_env, thread_has_exec_env,
+};
 use metalock::{MonitorGuard, MultiUseWord};
 
 mod common;
-use common::{builder, explore};
+use common::builder;
+
+/// `common::explore`, for models whose threads end.
+fn explore(name: &str, builder: loom::model::Builder, model: impl Fn() + Sync + Send + 'static) {
+    model_thread_exits();
+    common::explore(name, builder, model);
+}
 
 std::thread_local! {
     /// Executions of the model running on this test's thread (loom runs a
@@ -99,7 +107,7 @@ impl Shared {
 
 /// A thread contends with a partner and ends, and the main thread takes its
 /// EE while the partner may still be handing it the meta-lock or the
-/// monitor, or unparking it: the unpark then reaches the EE's next thread.
+/// monitor, or unparking it: such an unpark reaches the EE's next thread.
 /// That thread's timed wait, which nobody notifies, must still time out,
 /// and the monitor must exclude as before. (In the executions where the
 /// partner binds only after the end, it takes the EE itself.)
@@ -212,9 +220,9 @@ fn timed_wait(shared: &Shared) -> bool {
 }
 
 /// A thread ends after a keyed lock, and the guess its EE keeps of the home
-/// it found (`keyed_guess`) serves the next thread while another thread
-/// rekeys that home (under loom the table has one home, which every
-/// address shares): the guess is only ever a guess.
+/// it found (`keyed_guess`) serves the next thread while another thread may
+/// rekey that home (under loom the table has one home, which every address
+/// shares): the guess is only ever a guess.
 #[test]
 fn an_ended_threads_keyed_guess_serves_the_next_thread() {
     explore(
@@ -276,28 +284,25 @@ fn keyed_read(shared: &Shared) -> usize {
 }
 
 /// A thread ends while it holds a monitor: its EE is detached and its free
-/// records (one of them used a moment before on another monitor) are
+/// records (one of them used a moment before on another monitor, `b`) are
 /// donated, so a contender that needs a second record may take that one and
 /// become its owner. The ended thread then releases the monitor, which
-/// gives its EE back, and locks the other monitor once more from a detached
-/// EE, as a late thread-local destructor does: the record it used there
-/// last, now perhaps the contender's, must not pass for its own.
+/// gives its EE back, and locks `b` once more from a detached EE, as a late
+/// thread-local destructor does: the record it used there last, now
+/// perhaps the contender's, must not pass for its own.
 #[test]
 fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
     explore(
         "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
         builder(2),
         || {
-            let a = Shared::new();
-            let b = Shared::new();
-            let donated = Arc::new(AtomicBool::new(false));
+            let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
             let ending = {
-                let (a, b, donated) = (Arc::clone(&a), Arc::clone(&b), Arc::clone(&donated));
+                let (a, b) = (Arc::clone(&a), Arc::clone(&b));
                 thread::spawn(move || {
                     let held = a.word.lock();
                     b.lock_and_bump();
                     end_thread();
-                    donated.store(true, Ordering::Relaxed);
                     assert!(thread_has_exec_env(), "detached while a guard is out");
                     a.bump(&held);
                     drop(held);
@@ -307,30 +312,29 @@ fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
                 })
             };
             let contender = {
-                let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+                let (b, c) = (Arc::clone(&b), Arc::clone(&c));
                 thread::spawn(move || {
-                    let outer = a.word.lock();
-                    a.bump(&outer);
-                    // Relaxed: only tells which path the execution took.
-                    // Donated before this look, the records are in the pool
-                    // when the lock below refills the free list: the second
-                    // record comes from there.
-                    let took_donated = donated.load(Ordering::Relaxed);
+                    let outer = c.word.lock();
+                    c.bump(&outer);
+                    // A second record: from the free list, refilled.
                     b.lock_and_bump();
-                    took_donated
+                    donated_records_taken()
                 })
             };
             ending.join().unwrap();
-            reached(usize::from(contender.join().unwrap()));
-            a.check_final(2);
+            let donated = contender.join().unwrap();
+            assert!(donated <= 1, "one refill");
+            reached(donated);
+            a.check_final(1);
             b.check_final(3);
+            c.check_final(1);
         },
     );
     reached_every_path(
         "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
         [
-            "looked for the donation before it",
-            "saw it, so took a donated record",
+            "allocated the contender's second record",
+            "took a donated one",
         ],
     );
 }

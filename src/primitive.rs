@@ -184,11 +184,11 @@ pub(crate) const BRIEF_SPINS: u32 = 64;
 /// they block (`futex`): the platform's wait-on-address in a normal build;
 /// under loom an emulation, for their own models, while the crate's other
 /// models take the checker's mutex and condition variable below.
-#[cfg(any(not(metalock_model), loom))]
+#[cfg(any(not(metalock_model), all(loom, feature = "__test-hooks")))]
 mod futex;
-#[cfg(any(not(metalock_model), loom))]
+#[cfg(any(not(metalock_model), all(loom, feature = "__test-hooks")))]
 mod swap_mutex;
-#[cfg(any(not(metalock_model), loom))]
+#[cfg(any(not(metalock_model), all(loom, feature = "__test-hooks")))]
 mod swap_parker;
 
 /// Counts the crate's locks the calling thread holds, internal locks and
@@ -200,11 +200,11 @@ mod swap_parker;
 #[cfg(all(not(metalock_model), feature = "__test-hooks", feature = "std"))]
 pub mod held;
 
-#[cfg(loom)]
+#[cfg(all(loom, feature = "__test-hooks"))]
 pub use futex::ModelFutex;
-#[cfg(loom)]
+#[cfg(all(loom, feature = "__test-hooks"))]
 pub use swap_mutex::SwapMutex;
-#[cfg(loom)]
+#[cfg(all(loom, feature = "__test-hooks"))]
 pub use swap_parker::SwapParker;
 
 /// A small blocking lock for the crate's own tables: the pools of execution

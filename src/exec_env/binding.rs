@@ -12,6 +12,7 @@ pub use platform_threads::release_current_thread;
 #[cfg(all(not(feature = "std"), not(metalock_model)))]
 pub(super) use platform_threads::{current, current_if_bound, unbind};
 
+#[cfg(any(not(metalock_model), feature = "__test-hooks"))]
 use super::{ExecEnv, global};
 
 /// A thread's exit cleanup: its EE goes back to the pool, or, if a guard
@@ -20,6 +21,7 @@ use super::{ExecEnv, global};
 ///
 /// # Safety
 /// `ee` is the calling thread's EE, not detached.
+#[cfg(any(not(metalock_model), feature = "__test-hooks"))]
 unsafe fn on_thread_exit(ee: &'static ExecEnv) {
     // SAFETY: `ee` is this thread's EE (caller's contract).
     unsafe {
@@ -39,9 +41,10 @@ unsafe fn on_thread_exit(ee: &'static ExecEnv) {
 /// the hot path (no destructor, so it can be read at any point of the
 /// thread's life, including other thread-locals' destructors) and the
 /// thread's exit: a guard whose destructor is the exit cleanup, or, under
-/// the model checkers, a flag that [`end_thread`] sets (their thread-locals
-/// are destroyed all at once, after the execution's statics, so a
-/// destructor could reach neither the cell nor the pool).
+/// the model checkers, a flag that `end_thread` sets. (Loom takes all of a
+/// thread's thread-locals before it destroys any, so a destructor could
+/// not read the cell; and the main thread's run after the execution's
+/// statics, the pools among them, are gone.)
 ///
 /// Taking an EE may allocate, and a global allocator that locks monitors
 /// then binds one for the thread first: `bind` keeps that one and returns
@@ -76,8 +79,9 @@ mod thread_locals {
             };
             #[cfg(feature = "diagnostics")]
             ee.diag.exited();
-            // SAFETY: `ee` is this thread's EE, and the guard exists only if
-            // it was not detached when bound.
+            // SAFETY: `ee` is this thread's EE, not detached: the guard's
+            // destructor runs once, and only an exit cleanup, or a bind after
+            // it, detaches an EE.
             unsafe { super::on_thread_exit(ee) };
         }
     }
@@ -89,6 +93,10 @@ mod thread_locals {
     /// does. Not part of the API.
     #[cfg(all(metalock_model, feature = "__test-hooks"))]
     pub fn end_thread() {
+        assert!(
+            global::thread_exits_modelled(),
+            "metalock: call __test_hooks::model_thread_exits() before a model that ends threads"
+        );
         ENDED.with(|ended| ended.set(true));
         if let Some(ee) = current_if_bound() {
             // SAFETY: `ee` is this thread's EE; an EE bound after the

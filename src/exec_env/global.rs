@@ -5,7 +5,7 @@
 //!
 //! In a normal build EEs and records are allocated once and never freed
 //! (type-stable memory: a stale pointer to one is always safe to read), and
-//! the pools are guarded by a [`SysMutex`], which blocks through the
+//! the pools are guarded by a `SysMutex`, which blocks through the
 //! platform. Under the model checkers every EE and record belongs to one
 //! model execution: they are registered here and freed when the next
 //! execution starts, so memory stays flat however many executions a model
@@ -59,7 +59,11 @@ fn new_records(owner: usize, n: usize) -> *mut LockRecord {
 pub(super) use pools::allocate_records;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) use pools::for_each_batched_record;
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(super) use pools::thread_exits_modelled;
 pub(super) use pools::{acquire_env, donate_records, push_env, take_donated_records};
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use pools::{donated_records_taken, model_thread_exits};
 #[cfg(metalock_model)]
 pub(super) use registry::allocate_records;
 
@@ -118,28 +122,41 @@ mod pools {
     crate::primitive::lazy_static! {
         /// One model execution's pools, dropped with it.
         static ref POOLS: SysMutex<Pools> = SysMutex::new(Pools::EMPTY);
-        /// Whether anything was put in the pools in this execution. The
-        /// checker does not see this flag: it only spares the models that
-        /// never end a thread the branches of a lock around empty pools.
-        static ref FILLED: std::sync::atomic::AtomicBool =
-            std::sync::atomic::AtomicBool::new(false);
+    }
+
+    /// Whether the model checkers see threads end (`model_thread_exits`):
+    /// set for the whole process before its first model, so that every
+    /// execution of every model takes the pools' lock alike.
+    #[cfg(metalock_model)]
+    static THREAD_EXITS_MODELLED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// Makes every thread of the models that run from now on in this process
+    /// look in the pools when it binds an EE. Call it before a model whose
+    /// threads end (`end_thread`): without it, the pools stay empty and the
+    /// models skip them, which spares the models that end no thread the
+    /// branches of a lock around empty pools. Not part of the API.
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub fn model_thread_exits() {
+        // SeqCst: a plain `std` atomic, outside the models.
+        THREAD_EXITS_MODELLED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether `model_thread_exits` was called.
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub(crate) fn thread_exits_modelled() -> bool {
+        // SeqCst: as in `model_thread_exits`.
+        THREAD_EXITS_MODELLED.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Runs `f` on the pools to take something out of them; under the model
-    /// checkers, not before something was put in.
+    /// checkers, only once they model thread exits.
     fn take<R>(f: impl FnOnce(&mut Pools) -> Option<R>) -> Option<R> {
-        // SeqCst: the flag is a plain `std` atomic outside the model.
+        // SeqCst: as in `model_thread_exits`.
         #[cfg(metalock_model)]
-        if !FILLED.load(std::sync::atomic::Ordering::SeqCst) {
+        if !THREAD_EXITS_MODELLED.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        POOLS.with(f)
-    }
-
-    /// Runs `f` on the pools to put something in them.
-    fn put(f: impl FnOnce(&mut Pools)) {
-        #[cfg(metalock_model)]
-        FILLED.store(true, std::sync::atomic::Ordering::SeqCst);
         POOLS.with(f)
     }
 
@@ -161,7 +178,7 @@ mod pools {
     /// # Safety
     /// `ee` is bound to no thread and has no lock record out.
     pub(crate) unsafe fn push_env(ee: &'static ExecEnv) {
-        put(|pools| {
+        POOLS.with(|pools| {
             // SAFETY: `ee` belongs to no thread (caller's contract).
             ee.pool_next.with_mut(|next| unsafe { *next = pools.envs });
             pools.envs = ee;
@@ -239,7 +256,7 @@ mod pools {
                 last = (*last).free_next();
             }
         }
-        put(|pools| {
+        POOLS.with(|pools| {
             // SAFETY: the records belong to no thread now, and the pool's
             // links are ours under the lock.
             unsafe { (*last).set_free_next(pools.records) };
@@ -250,7 +267,7 @@ mod pools {
     /// Takes up to `n` donated records for `owner`, linked as a free list,
     /// or `None` if there are none.
     pub(crate) fn take_donated_records(owner: usize, n: usize) -> Option<*mut LockRecord> {
-        take(|pools| {
+        let taken = take(|pools| {
             let head = pools.records;
             if head.is_null() {
                 return None;
@@ -273,7 +290,25 @@ mod pools {
                 (*last).set_free_next(ptr::null_mut());
             }
             Some(head)
-        })
+        });
+        #[cfg(all(metalock_model, feature = "__test-hooks"))]
+        if taken.is_some() {
+            DONATED_TAKEN.with(|n| n.set(n.get() + 1));
+        }
+        taken
+    }
+
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    crate::primitive::thread_local! {
+        /// The model thread's refills from donated records.
+        static DONATED_TAKEN: core::cell::Cell<usize> = core::cell::Cell::new(0);
+    }
+
+    /// How many times the calling model thread refilled its free list with
+    /// donated records. Not part of the API.
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub fn donated_records_taken() -> usize {
+        DONATED_TAKEN.with(core::cell::Cell::get)
     }
 
     /// The list of every EE ever allocated, for `stats::snapshot` and

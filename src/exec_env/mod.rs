@@ -89,6 +89,8 @@ pub(crate) use global::all_envs;
 pub use global::exec_envs_allocated;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) use global::for_each_batched_record;
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use global::{donated_records_taken, model_thread_exits};
 
 /// Whether the calling thread has an execution environment bound. Not part
 /// of the API.
@@ -331,7 +333,10 @@ impl ExecEnv {
     ///
     /// # Safety
     /// `self` is the calling thread's EE.
-    #[cfg(any(not(feature = "std"), metalock_model))]
+    #[cfg(any(
+        all(not(feature = "std"), not(metalock_model)),
+        all(metalock_model, feature = "__test-hooks")
+    ))]
     unsafe fn is_detached(&self) -> bool {
         // SAFETY: thread-owned field (caller's contract).
         self.records_out.with(|n| unsafe { *n }) >= DETACHED
