@@ -39,6 +39,17 @@ pub(crate) struct ConditionWord {
     bound: Word,
 }
 
+/// Under the model checkers a condition's stripe follows the order in
+/// which an execution first used its address (`wait_table::stripe`): a
+/// condition made later at the same address must not inherit it, or its
+/// stripe would depend on where the allocator puts it.
+#[cfg(metalock_model)]
+impl Drop for ConditionWord {
+    fn drop(&mut self) {
+        super::wait_table::forget_condition(self.id());
+    }
+}
+
 /// Why `bind` refused: the condition has waiters on another monitor.
 #[derive(Debug)]
 pub(crate) struct BoundElsewhere;

@@ -284,6 +284,17 @@ const STRIPE_COUNT: usize = 3;
 static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
     [const { CachePadded::new(Stripe::new()) }; STRIPE_COUNT];
 
+/// Under the model checkers, forgets the condition at `address`, dropped:
+/// its place in the order of first use stays taken.
+#[cfg(metalock_model)]
+pub(super) fn forget_condition(address: usize) {
+    let mut conditions = STRIPES.conditions.lock().unwrap();
+    if let Some(seen) = conditions.iter_mut().find(|seen| **seen == address) {
+        // No condition is at address 0.
+        *seen = 0;
+    }
+}
+
 /// One model execution's stripes, and the addresses of the conditions it
 /// has used, in order: one static, so that finding a condition's stripe
 /// orders nothing that finding a word's does not.
