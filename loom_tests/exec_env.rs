@@ -323,7 +323,7 @@ fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
             };
             ending.join().unwrap();
             let donated = contender.join().unwrap();
-            assert!(donated <= 1, "one refill");
+            assert!(donated <= 1, "at most one refill");
             reached(donated);
             a.check_final(1);
             b.check_final(3);

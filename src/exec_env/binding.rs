@@ -43,8 +43,8 @@ unsafe fn on_thread_exit(ee: &'static ExecEnv) {
 /// thread's exit: a guard whose destructor is the exit cleanup, or, under
 /// the model checkers, a flag that `end_thread` sets. (Loom takes all of a
 /// thread's thread-locals before it destroys any, so a destructor could
-/// not read the cell; and the main thread's run after the execution's
-/// statics, the pools among them, are gone.)
+/// not read the cell; and it destroys the main thread's after the
+/// execution's statics, the pools among them.)
 ///
 /// Taking an EE may allocate, and a global allocator that locks monitors
 /// then binds one for the thread first: `bind` keeps that one and returns
@@ -87,10 +87,10 @@ mod thread_locals {
     }
 
     /// Runs the calling thread's exit cleanup, as the end of a thread does
-    /// outside the model checkers; a model thread calls it last, so that
-    /// the threads after it reuse its EE and lock records. Synchronizing
-    /// afterwards binds a detached EE, as a late thread-local destructor
-    /// does. Not part of the API.
+    /// outside the model checkers; a model thread calls it where the thread
+    /// would end, so that the threads after it reuse its EE and lock
+    /// records. Synchronizing afterwards binds a detached EE, as a late
+    /// thread-local destructor does. Not part of the API.
     #[cfg(all(metalock_model, feature = "__test-hooks"))]
     pub fn end_thread() {
         assert!(

@@ -131,14 +131,28 @@ mod pools {
     static THREAD_EXITS_MODELLED: std::sync::atomic::AtomicBool =
         std::sync::atomic::AtomicBool::new(false);
 
-    /// Makes every thread of the models that run from now on in this process
-    /// look in the pools when it binds an EE. Call it before a model whose
-    /// threads end (`end_thread`): without it, the pools stay empty and the
-    /// models skip them, which spares the models that end no thread the
-    /// branches of a lock around empty pools. Not part of the API.
+    /// Whether a thread skipped the pools, before `model_thread_exits`.
+    #[cfg(metalock_model)]
+    static POOLS_SKIPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Makes every thread of the models in this process look in the pools
+    /// when it binds an EE or refills its free list. Call it before every
+    /// model of a test binary whose models end threads (`end_thread`):
+    /// without it the pools stay empty and the models skip them, which
+    /// spares the binaries whose models end no thread the branches of a
+    /// lock around empty pools. Not part of the API.
+    ///
+    /// # Panics
+    ///
+    /// If a model of the process already skipped the pools: its executions
+    /// and the later ones would differ.
     #[cfg(all(metalock_model, feature = "__test-hooks"))]
     pub fn model_thread_exits() {
-        // SeqCst: a plain `std` atomic, outside the models.
+        // SeqCst (here and below): plain `std` atomics, outside the models.
+        assert!(
+            !POOLS_SKIPPED.load(std::sync::atomic::Ordering::SeqCst),
+            "metalock: model_thread_exits() must run before every model of the test binary"
+        );
         THREAD_EXITS_MODELLED.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
@@ -155,6 +169,7 @@ mod pools {
         // SeqCst: as in `model_thread_exits`.
         #[cfg(metalock_model)]
         if !THREAD_EXITS_MODELLED.load(std::sync::atomic::Ordering::SeqCst) {
+            POOLS_SKIPPED.store(true, std::sync::atomic::Ordering::SeqCst);
             return None;
         }
         POOLS.with(f)
@@ -163,7 +178,8 @@ mod pools {
     /// Takes an EE for a thread that has none: from the pool if one is there.
     pub(crate) fn acquire_env() -> &'static ExecEnv {
         let pooled = take(|pools| {
-            // SAFETY: the pool holds EEs that live forever (invariant).
+            // SAFETY: the pool holds EEs that outlive every thread that may
+            // use them (invariant).
             let ee = unsafe { pools.envs.as_ref() }?;
             // SAFETY: an EE in the pool belongs to no thread, so its
             // `pool_next` is ours under the lock.
@@ -250,7 +266,8 @@ mod pools {
             return;
         }
         let mut last = head;
-        // SAFETY: the list is the caller's (contract); records live forever.
+        // SAFETY: the list is the caller's (contract); records outlive
+        // every thread that may use them.
         unsafe {
             while !(*last).free_next().is_null() {
                 last = (*last).free_next();
