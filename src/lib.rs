@@ -207,7 +207,9 @@ pub use word::MultiUseWord;
 #[doc(hidden)]
 pub mod __test_hooks {
     #[cfg(metalock_model)]
-    pub use crate::exec_env::{donated_records_taken, end_thread, model_thread_exits};
+    pub use crate::exec_env::{
+        donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken,
+    };
     pub use crate::exec_env::{exec_envs_allocated, thread_exec_env, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(all(feature = "std", not(metalock_model)))]

@@ -287,6 +287,11 @@ mod parker {
     pub(crate) struct Parker {
         token: Mutex<bool>,
         condvar: Condvar,
+        /// A copy of the token that the checker does not see, so that a
+        /// model can count the wake-ups a reused EE brings to its next
+        /// thread without ordering anything.
+        #[cfg(feature = "__test-hooks")]
+        shadow: std::sync::atomic::AtomicBool,
     }
 
     impl Parker {
@@ -294,6 +299,8 @@ mod parker {
             Self {
                 token: Mutex::new(false),
                 condvar: Condvar::new(),
+                #[cfg(feature = "__test-hooks")]
+                shadow: std::sync::atomic::AtomicBool::new(false),
             }
         }
 
@@ -304,12 +311,28 @@ mod parker {
                     token = self.condvar.wait(token).unwrap();
                 }
             }
+            // SeqCst (here and below): a plain `std` atomic, outside the
+            // model, written under the token's lock.
+            #[cfg(feature = "__test-hooks")]
+            self.shadow
+                .store(false, std::sync::atomic::Ordering::SeqCst);
             !core::mem::replace(&mut *token, false)
         }
 
         pub(crate) fn unpark(&self) {
-            *self.token.lock().unwrap() = true;
+            let mut token = self.token.lock().unwrap();
+            *token = true;
+            #[cfg(feature = "__test-hooks")]
+            self.shadow.store(true, std::sync::atomic::Ordering::SeqCst);
+            drop(token);
             self.condvar.notify_one();
+        }
+
+        /// Whether an unpark is pending, read without the checker seeing
+        /// the read.
+        #[cfg(feature = "__test-hooks")]
+        pub(crate) fn unpark_pending_unseen(&self) -> bool {
+            self.shadow.load(std::sync::atomic::Ordering::SeqCst)
         }
     }
 }

@@ -63,7 +63,7 @@ pub(crate) use pools::for_each_batched_record;
 pub(super) use pools::thread_exits_modelled;
 pub(super) use pools::{acquire_env, donate_records, push_env, take_donated_records};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-pub use pools::{donated_records_taken, model_thread_exits};
+pub use pools::{donated_records_taken, model_thread_exits, stale_wakeups_taken};
 #[cfg(metalock_model)]
 pub(super) use registry::allocate_records;
 
@@ -186,6 +186,10 @@ mod pools {
             pools.envs = ee.pool_next.with(|next| unsafe { *next });
             Some(ee)
         });
+        #[cfg(all(metalock_model, feature = "__test-hooks"))]
+        if pooled.is_some_and(|ee| ee.parker.unpark_pending_unseen()) {
+            STALE_WAKEUPS.with(|n| n.set(n.get() + 1));
+        }
         pooled.unwrap_or_else(allocate_env)
     }
 
@@ -319,6 +323,18 @@ mod pools {
     crate::primitive::thread_local! {
         /// The model thread's refills from donated records.
         static DONATED_TAKEN: core::cell::Cell<usize> = core::cell::Cell::new(0);
+        /// The model thread's EEs taken from the pool with an unpark
+        /// still pending for the thread before it.
+        static STALE_WAKEUPS: core::cell::Cell<usize> = core::cell::Cell::new(0);
+    }
+
+    /// How many times the calling model thread took an EE from the pool
+    /// while an unpark meant for the EE's previous thread was still
+    /// pending (a wake-up that reaches the wrong thread, which must treat it
+    /// as spurious). Not part of the API.
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub fn stale_wakeups_taken() -> usize {
+        STALE_WAKEUPS.with(core::cell::Cell::get)
     }
 
     /// How many times the calling model thread refilled its free list with

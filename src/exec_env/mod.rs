@@ -90,7 +90,7 @@ pub use global::exec_envs_allocated;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub(crate) use global::for_each_batched_record;
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-pub use global::{donated_records_taken, model_thread_exits};
+pub use global::{donated_records_taken, model_thread_exits, stale_wakeups_taken};
 
 /// Whether the calling thread has an execution environment bound. Not part
 /// of the API.
