@@ -108,6 +108,23 @@ impl Shared {
     }
 }
 
+/// Spawns a model thread that runs `f` on `shared` and then ends, holding
+/// no record (`end_thread`); it returns the address of the EE it ended
+/// with, and what `f` returned.
+fn spawn_ending<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce(&Shared) -> T + Send + 'static,
+) -> thread::JoinHandle<(usize, T)> {
+    let shared = Arc::clone(shared);
+    thread::spawn(move || {
+        let result = f(&shared);
+        let ee = thread_exec_env().expect("bound by a lock");
+        end_thread();
+        assert!(!thread_has_exec_env(), "back to the pool");
+        (ee, result)
+    })
+}
+
 /// A thread contends with a partner and ends, and the main thread takes its
 /// EE while the partner may still be handing it the meta-lock or the
 /// monitor, or unparking it: such an unpark reaches the EE's next thread
@@ -122,16 +139,7 @@ fn an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it() {
         builder(2),
         || {
             let shared = Shared::new();
-            let ending = {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    shared.lock_and_bump();
-                    let ee = thread_exec_env().expect("bound by the lock");
-                    end_thread();
-                    assert!(!thread_has_exec_env());
-                    ee
-                })
-            };
+            let ending = spawn_ending(&shared, Shared::lock_and_bump);
             let partner = {
                 let shared = Arc::clone(&shared);
                 thread::spawn(move || {
@@ -141,7 +149,7 @@ fn an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it() {
                     (thread_exec_env(), stale_wakeups_taken())
                 })
             };
-            let ended = ending.join().unwrap();
+            let (ended, ()) = ending.join().unwrap();
             let mut guard = shared.word.lock();
             let main = thread_exec_env();
             let stale = stale_wakeups_taken();
@@ -181,15 +189,7 @@ fn an_ended_waiters_env_serves_the_next_waiter_while_a_notify_races() {
         builder(2),
         || {
             let shared = Shared::new();
-            let ending = {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    let notified = timed_wait(&shared);
-                    let ee = thread_exec_env().expect("bound by the lock");
-                    end_thread();
-                    (ee, notified)
-                })
-            };
+            let ending = spawn_ending(&shared, timed_wait);
             let notifier = {
                 let shared = Arc::clone(&shared);
                 thread::spawn(move || {
@@ -247,15 +247,7 @@ fn an_ended_threads_keyed_guess_serves_the_next_thread() {
         || {
             let x = Shared::new();
             let y = Shared::new();
-            let ending = {
-                let x = Arc::clone(&x);
-                thread::spawn(move || {
-                    keyed_bump(&x);
-                    let ee = thread_exec_env().expect("bound by the lock");
-                    end_thread();
-                    ee
-                })
-            };
+            let ending = spawn_ending(&x, keyed_bump);
             let rekeying = {
                 let y = Arc::clone(&y);
                 thread::spawn(move || {
@@ -263,7 +255,7 @@ fn an_ended_threads_keyed_guess_serves_the_next_thread() {
                     thread_exec_env()
                 })
             };
-            let ended = ending.join().unwrap();
+            let (ended, ()) = ending.join().unwrap();
             keyed_bump(&x);
             let main = thread_exec_env();
             let rekeying = rekeying.join().unwrap();
