@@ -2,6 +2,7 @@
 
 #[cfg(target_os = "linux")]
 pub mod blocked;
+pub mod kinds;
 
 use std::sync::mpsc;
 use std::thread;

@@ -1,0 +1,138 @@
+//! The three kinds of monitor (embedded `MultiUseWord`, `Synchronized<T>`,
+//! keyed `metalock::lock(&value)`) behind one interface, so that a test body
+//! runs against each.
+
+// Each test file that includes this module uses part of it.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use metalock::{AsMonitorGuard, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
+use metalock::{Synchronized, SynchronizedGuard, WaitTimeoutResult};
+
+/// A kind of monitor, as the tests use it.
+pub trait Kind: Sync + Sized {
+    type Guard<'a>: Guard
+    where
+        Self: 'a;
+    const REENTRANT: bool;
+    fn make() -> Self;
+    fn lock(&self) -> Self::Guard<'_>;
+    fn try_lock(&self) -> Option<Self::Guard<'_>>;
+    fn is_locked(&self) -> bool;
+    fn is_held_by_current_thread(&self) -> bool;
+}
+
+/// What every guard offers.
+pub trait Guard: AsMonitorGuard {
+    fn depth(&self) -> usize;
+    fn wait(&mut self);
+    fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult;
+    fn wait_for_interruptibly(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted>;
+    fn wait_interruptibly(&mut self) -> Result<(), Interrupted>;
+    fn notify_one(&self) -> bool;
+    fn notify_all(&self) -> usize;
+}
+
+macro_rules! guard_impl {
+    ($guard:ty, $depth:expr) => {
+        impl Guard for $guard {
+            fn depth(&self) -> usize {
+                let depth: fn(&Self) -> usize = $depth;
+                depth(self)
+            }
+            fn wait(&mut self) {
+                Self::wait(self)
+            }
+            fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
+                Self::wait_for(self, timeout)
+            }
+            fn wait_for_interruptibly(
+                &mut self,
+                timeout: Duration,
+            ) -> Result<WaitTimeoutResult, Interrupted> {
+                Self::wait_for_interruptibly(self, timeout)
+            }
+            fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
+                Self::wait_interruptibly(self)
+            }
+            fn notify_one(&self) -> bool {
+                Self::notify_one(self)
+            }
+            fn notify_all(&self) -> usize {
+                Self::notify_all(self)
+            }
+        }
+    };
+}
+
+guard_impl!(MonitorGuard<'_>, |g| g.depth());
+guard_impl!(KeyedGuard<'_>, |g| g.depth());
+guard_impl!(SynchronizedGuard<'_, ()>, |_| 1);
+
+impl Kind for MultiUseWord {
+    type Guard<'a> = MonitorGuard<'a>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        MultiUseWord::new()
+    }
+    fn lock(&self) -> MonitorGuard<'_> {
+        MultiUseWord::lock(self)
+    }
+    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
+        MultiUseWord::try_lock(self)
+    }
+    fn is_locked(&self) -> bool {
+        MultiUseWord::is_locked(self)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        MultiUseWord::is_held_by_current_thread(self)
+    }
+}
+
+impl Kind for Synchronized<()> {
+    type Guard<'a> = SynchronizedGuard<'a, ()>;
+    const REENTRANT: bool = false;
+    fn make() -> Self {
+        Synchronized::new(())
+    }
+    fn lock(&self) -> SynchronizedGuard<'_, ()> {
+        Synchronized::lock(self)
+    }
+    fn try_lock(&self) -> Option<SynchronizedGuard<'_, ()>> {
+        Synchronized::try_lock(self)
+    }
+    fn is_locked(&self) -> bool {
+        Synchronized::is_locked(self)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        Synchronized::is_held_by_current_thread(self)
+    }
+}
+
+/// A value of a type that embeds nothing, boxed, so that every instance
+/// has an address of its own.
+pub struct Keyed(Box<[u8; 16]>);
+
+impl Kind for Keyed {
+    type Guard<'a> = KeyedGuard<'a>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        Keyed(Box::new(*b"a value, no word"))
+    }
+    fn lock(&self) -> KeyedGuard<'_> {
+        metalock::lock(&*self.0)
+    }
+    fn try_lock(&self) -> Option<KeyedGuard<'_>> {
+        metalock::try_lock(&*self.0)
+    }
+    fn is_locked(&self) -> bool {
+        metalock::is_locked(&*self.0)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        metalock::is_held_by_current_thread(&*self.0)
+    }
+}

@@ -1,0 +1,282 @@
+//! Interrupts at scale: 96 threads share six monitors,
+//! two of each kind (embedded word, `Synchronized`, keyed), and wait on each
+//! monitor's own wait set or on a `Condition` of its own, plainly or
+//! interruptibly, timed or not, while another thread interrupts them at
+//! random. Checks, wait set by wait set:
+//! - the waiters the notifies reached equal the waits that returned
+//!   notified: an interrupt never takes a notify away (a notified waiter
+//!   returns notified, or the notify reached another: JLS 17.2.4) and never
+//!   passes for one;
+//! - the waits that reported an interrupt, and the interrupts still pending
+//!   when a thread ends, are at most the interrupts sent;
+//! - counters updated under each monitor lose no update, and every wait
+//!   restores the depth;
+//! - every thread finishes before the watchdog: an untimed interruptible
+//!   wait ends by a notify, or by an interrupt, which keeps coming until
+//!   every thread is done.
+
+mod common;
+use common::Watchdog;
+use common::kinds::{Guard, Keyed, Kind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord, Synchronized};
+
+const THREADS: usize = 96;
+const OPS_PER_THREAD: usize = 8_000;
+/// Monitors of each kind.
+const PER_KIND: usize = 2;
+/// Wait sets: two per monitor (its own and its condition's), three kinds.
+const WAIT_SETS: usize = 3 * PER_KIND * 2;
+const HANG: Duration = Duration::from_secs(240);
+
+/// A monitor of kind `K`, a condition used only with it, and a counter
+/// updated only under it.
+struct Monitor<K> {
+    monitor: K,
+    condition: Condition,
+    counter: AtomicU64,
+}
+
+impl<K: Kind> Monitor<K> {
+    fn new() -> Self {
+        Self {
+            monitor: K::make(),
+            condition: Condition::new(),
+            counter: AtomicU64::new(0),
+        }
+    }
+}
+
+struct Shared {
+    words: Vec<Monitor<MultiUseWord>>,
+    synchronized: Vec<Monitor<Synchronized<()>>>,
+    keyed: Vec<Monitor<Keyed>>,
+    /// The workers' interrupt handles, for the interrupter.
+    handles: Mutex<Vec<InterruptHandle>>,
+}
+
+/// What one worker did.
+#[derive(Default)]
+struct Tally {
+    /// Per wait set: waiters its notifies reached.
+    reached: [u64; WAIT_SETS],
+    /// Per wait set: its waits that returned notified.
+    notified: [u64; WAIT_SETS],
+    /// Per monitor (in wait-set order, own set's index): increments.
+    increments: [u64; WAIT_SETS],
+    /// Waits that reported an interrupt.
+    interrupted: u64,
+    /// Interruptible waits that returned notified.
+    notified_interruptibly: u64,
+    /// The interrupt flag, set when the worker ended.
+    pending_at_end: bool,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        // xorshift64: any fixed non-zero seed gives a usable sequence.
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// How a wait ended.
+enum End {
+    Notified,
+    TimedOut,
+    Interrupted,
+}
+
+/// One operation on `m`, whose own wait set is number `set` (its
+/// condition's is `set + 1`): lock (twice, sometimes, where `K` is
+/// reentrant), bump the counter, then wait, notify, or neither.
+fn operate<K: Kind>(m: &Monitor<K>, set: usize, rng: &mut Rng, tally: &mut Tally) {
+    let _outer = (K::REENTRANT && rng.below(4) == 0).then(|| m.monitor.lock());
+    let mut guard = m.monitor.lock();
+    let depth = guard.depth();
+    // A read-modify-write in two steps: a lost update shows.
+    m.counter.store(m.counter.load(Relaxed) + 1, Relaxed);
+    tally.increments[set] += 1;
+    let on_condition = rng.below(2) == 1;
+    let set = set + on_condition as usize;
+    match rng.below(6) {
+        0..=2 => {
+            let timeout = Duration::from_micros(100 + rng.below(1_000));
+            let variant = rng.below(3);
+            let end = match (variant, on_condition) {
+                (0, false) => timed(guard.wait_for(timeout).timed_out()),
+                (0, true) => timed(m.condition.wait_for(&mut guard, timeout).timed_out()),
+                (1, false) => interruptible(guard.wait_for_interruptibly(timeout)),
+                (1, true) => interruptible(m.condition.wait_for_interruptibly(&mut guard, timeout)),
+                (_, false) => untimed(guard.wait_interruptibly()),
+                (_, true) => untimed(m.condition.wait_interruptibly(&mut guard)),
+            };
+            match end {
+                End::Notified => {
+                    tally.notified[set] += 1;
+                    tally.notified_interruptibly += (variant > 0) as u64;
+                }
+                End::TimedOut => {}
+                End::Interrupted => tally.interrupted += 1,
+            }
+            assert_eq!(guard.depth(), depth, "a wait restores the depth");
+        }
+        3 | 4 => {
+            let all = rng.below(3) == 0;
+            tally.reached[set] += match (all, on_condition) {
+                (false, false) => guard.notify_one() as u64,
+                (false, true) => m.condition.notify_one() as u64,
+                (true, false) => guard.notify_all() as u64,
+                (true, true) => m.condition.notify_all() as u64,
+            };
+        }
+        _ => {}
+    }
+}
+
+fn timed(timed_out: bool) -> End {
+    if timed_out {
+        End::TimedOut
+    } else {
+        End::Notified
+    }
+}
+
+fn interruptible(result: Result<metalock::WaitTimeoutResult, Interrupted>) -> End {
+    match result {
+        Ok(result) => timed(result.timed_out()),
+        Err(Interrupted) => End::Interrupted,
+    }
+}
+
+fn untimed(result: Result<(), Interrupted>) -> End {
+    match result {
+        Ok(()) => End::Notified,
+        Err(Interrupted) => End::Interrupted,
+    }
+}
+
+fn worker(shared: &Shared, seed: u64) -> Tally {
+    shared
+        .handles
+        .lock()
+        .unwrap()
+        .push(metalock::interrupt_handle());
+    let mut rng = Rng(seed);
+    let mut tally = Tally::default();
+    for _ in 0..OPS_PER_THREAD {
+        let i = rng.below(PER_KIND as u64) as usize;
+        match rng.below(3) {
+            0 => operate(&shared.words[i], 2 * i, &mut rng, &mut tally),
+            1 => operate(
+                &shared.synchronized[i],
+                2 * (PER_KIND + i),
+                &mut rng,
+                &mut tally,
+            ),
+            _ => operate(
+                &shared.keyed[i],
+                2 * (2 * PER_KIND + i),
+                &mut rng,
+                &mut tally,
+            ),
+        }
+    }
+    tally.pending_at_end = metalock::interrupted();
+    tally
+}
+
+/// Interrupts a random worker every 50 µs or so until `done`; returns how
+/// many interrupts it sent.
+fn interrupter(shared: &Shared, done: &AtomicBool) -> u64 {
+    let mut rng = Rng(0x5eed);
+    let mut sent = 0;
+    while !done.load(Relaxed) {
+        let handles = shared.handles.lock().unwrap();
+        if !handles.is_empty() {
+            handles[rng.below(handles.len() as u64) as usize].interrupt();
+            sent += 1;
+        }
+        drop(handles);
+        thread::sleep(Duration::from_micros(50));
+    }
+    sent
+}
+
+#[test]
+fn interrupts_and_notifies_at_scale() {
+    let _watchdog = Watchdog::arm(HANG);
+    let shared = Arc::new(Shared {
+        words: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+        synchronized: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+        keyed: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+        handles: Mutex::new(Vec::new()),
+    });
+    let done = AtomicBool::new(false);
+    let (tallies, sent) = thread::scope(|s| {
+        let interrupter = s.spawn(|| interrupter(&shared, &done));
+        let workers: Vec<_> = (0..THREADS as u64)
+            .map(|t| {
+                let shared = &shared;
+                s.spawn(move || worker(shared, 1 + t))
+            })
+            .collect();
+        let tallies: Vec<Tally> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        done.store(true, Relaxed);
+        (tallies, interrupter.join().unwrap())
+    });
+
+    let mut total = Tally::default();
+    for tally in &tallies {
+        for set in 0..WAIT_SETS {
+            total.reached[set] += tally.reached[set];
+            total.notified[set] += tally.notified[set];
+            total.increments[set] += tally.increments[set];
+        }
+        total.interrupted += tally.interrupted;
+        total.notified_interruptibly += tally.notified_interruptibly;
+    }
+    let pending = tallies.iter().filter(|t| t.pending_at_end).count() as u64;
+    let counters = (shared.words.iter().map(|m| &m.counter))
+        .chain(shared.synchronized.iter().map(|m| &m.counter))
+        .chain(shared.keyed.iter().map(|m| &m.counter));
+    for (i, counter) in counters.enumerate() {
+        assert_eq!(
+            counter.load(Relaxed),
+            total.increments[2 * i],
+            "monitor {i}: lost updates"
+        );
+    }
+    for set in 0..WAIT_SETS {
+        assert_eq!(
+            total.reached[set], total.notified[set],
+            "wait set {set}: waiters the notifies reached vs waits that returned notified"
+        );
+    }
+    assert!(
+        total.interrupted + pending <= sent,
+        "{} interrupts reported and {pending} pending, but {sent} sent",
+        total.interrupted
+    );
+    println!(
+        "{THREADS} threads x {OPS_PER_THREAD} ops: {} notified returns ({} interruptible), \
+         {} interrupts reported, {pending} pending at the end, {sent} sent",
+        total.notified.iter().sum::<u64>(),
+        total.notified_interruptibly,
+        total.interrupted
+    );
+    // Else the checks above checked little.
+    assert!(
+        total.notified_interruptibly > 0,
+        "no interruptible wait was notified"
+    );
+    assert!(total.interrupted > 0, "no wait reported an interrupt");
+}
