@@ -1,8 +1,9 @@
-//! Interrupts at scale: 96 threads share six monitors,
-//! two of each kind (embedded word, `Synchronized`, keyed), and wait on each
-//! monitor's own wait set or on a `Condition` of its own, plainly or
-//! interruptibly, timed or not, while another thread interrupts them at
-//! random. Checks, wait set by wait set:
+//! Interrupts at scale: 96 threads share six monitors, two of each kind
+//! (embedded word, `Synchronized`, and keyed on two bytes of one 8-byte
+//! granule, so of one home: either byte takes an overflow entry while the
+//! other holds the home). They wait on a monitor's own wait set or on a
+//! `Condition` of its own, plainly or interruptibly, timed or not, while
+//! another thread interrupts them at random. Checks, wait set by wait set:
 //! - the waiters the notifies reached equal the waits that returned
 //!   notified: an interrupt never takes a notify away (a notified waiter
 //!   returns notified, or the notify reached another: JLS 17.2.4) and never
@@ -17,13 +18,13 @@
 
 mod common;
 use common::Watchdog;
-use common::kinds::{Guard, Keyed, Kind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use common::kinds::{Guard, Kind};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord, Synchronized};
+use metalock::{Condition, InterruptHandle, Interrupted, KeyedGuard, MultiUseWord, Synchronized};
 
 const THREADS: usize = 96;
 const OPS_PER_THREAD: usize = 8_000;
@@ -54,9 +55,40 @@ impl<K: Kind> Monitor<K> {
 struct Shared {
     words: Vec<Monitor<MultiUseWord>>,
     synchronized: Vec<Monitor<Synchronized<()>>>,
-    keyed: Vec<Monitor<Keyed>>,
+    keyed: Vec<Monitor<SharedHome>>,
     /// The workers' interrupt handles, for the interrupter.
     handles: Mutex<Vec<InterruptHandle>>,
+}
+
+/// The bytes the keyed monitors lock: one 8-byte granule, so one home.
+#[repr(align(8))]
+struct Granule([u8; 8]);
+static GRANULE: Granule = Granule([0; 8]);
+static NEXT_BYTE: AtomicUsize = AtomicUsize::new(0);
+
+/// A keyed monitor on a byte of [`GRANULE`]: the home of every such byte is
+/// the same, so whichever byte finds it serving another takes an overflow
+/// entry.
+struct SharedHome(&'static u8);
+
+impl Kind for SharedHome {
+    type Guard<'a> = KeyedGuard<'a>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        SharedHome(&GRANULE.0[NEXT_BYTE.fetch_add(1, Relaxed) % 8])
+    }
+    fn lock(&self) -> KeyedGuard<'_> {
+        metalock::lock(self.0)
+    }
+    fn try_lock(&self) -> Option<KeyedGuard<'_>> {
+        metalock::try_lock(self.0)
+    }
+    fn is_locked(&self) -> bool {
+        metalock::is_locked(self.0)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        metalock::is_held_by_current_thread(self.0)
+    }
 }
 
 /// What one worker did.
@@ -195,11 +227,13 @@ fn worker(shared: &Shared, seed: u64) -> Tally {
 }
 
 /// Interrupts a random worker every 50 µs or so until `done`; returns how
-/// many interrupts it sent.
-fn interrupter(shared: &Shared, done: &AtomicBool) -> u64 {
+/// many interrupts it sent, and the most keyed monitors it saw in use at
+/// once (two: an overflow entry beside the home).
+fn interrupter(shared: &Shared, done: &AtomicBool) -> (u64, usize) {
     let mut rng = Rng(0x5eed);
-    let mut sent = 0;
+    let (mut sent, mut keyed) = (0, 0);
     while !done.load(Relaxed) {
+        keyed = keyed.max(metalock::keyed_monitors());
         let handles = shared.handles.lock().unwrap();
         if !handles.is_empty() {
             handles[rng.below(handles.len() as u64) as usize].interrupt();
@@ -208,7 +242,7 @@ fn interrupter(shared: &Shared, done: &AtomicBool) -> u64 {
         drop(handles);
         thread::sleep(Duration::from_micros(50));
     }
-    sent
+    (sent, keyed)
 }
 
 #[test]
@@ -221,7 +255,7 @@ fn interrupts_and_notifies_at_scale() {
         handles: Mutex::new(Vec::new()),
     });
     let done = AtomicBool::new(false);
-    let (tallies, sent) = thread::scope(|s| {
+    let (tallies, (sent, keyed)) = thread::scope(|s| {
         let interrupter = s.spawn(|| interrupter(&shared, &done));
         let workers: Vec<_> = (0..THREADS as u64)
             .map(|t| {
@@ -268,7 +302,8 @@ fn interrupts_and_notifies_at_scale() {
     );
     println!(
         "{THREADS} threads x {OPS_PER_THREAD} ops: {} notified returns ({} interruptible), \
-         {} interrupts reported, {pending} pending at the end, {sent} sent",
+         {} interrupts reported, {pending} pending at the end, {sent} sent, \
+         at most {keyed} keyed monitors in use",
         total.notified.iter().sum::<u64>(),
         total.notified_interruptibly,
         total.interrupted
@@ -279,4 +314,8 @@ fn interrupts_and_notifies_at_scale() {
         "no interruptible wait was notified"
     );
     assert!(total.interrupted > 0, "no wait reported an interrupt");
+    assert!(
+        keyed >= 2,
+        "the keyed monitors never used an overflow entry"
+    );
 }
