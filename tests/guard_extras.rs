@@ -5,6 +5,7 @@ use metalock::{ArcSynchronizedGuard, Condition, Synchronized, SynchronizedGuard}
 use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::thread;
+use std::time::{Duration, Instant};
 
 #[test]
 fn mapped_guards_narrow_and_release() {
@@ -74,9 +75,25 @@ fn arc_guards_are_static_and_keep_wait_and_notify() {
     ));
     thread::scope(|s| {
         s.spawn(|| assert!(shared.try_lock_arc().is_none()));
+        s.spawn(|| {
+            let started = Instant::now();
+            assert!(shared.try_lock_arc_for(Duration::from_millis(5)).is_none());
+            assert!(started.elapsed() >= Duration::from_millis(5));
+            let deadline = metalock::Instant::now() + Duration::from_millis(5);
+            assert!(shared.try_lock_arc_until(deadline).is_none());
+            assert!(metalock::Instant::now() >= deadline);
+        });
     });
+    // By the holder: `None` at once, whatever the time given.
+    assert!(shared.try_lock_arc_for(Duration::MAX).is_none());
+    assert!(
+        shared
+            .try_lock_arc_until(metalock::Instant::now())
+            .is_none()
+    );
     held.unlock_fair();
     assert!(shared.try_lock_arc().is_some());
+    assert!(shared.try_lock_arc_for(Duration::MAX).is_some());
     // The guard kept the Synchronized alive on its own.
     let guard = Arc::new(Synchronized::new(5)).lock_arc();
     assert_eq!(*guard, 5);

@@ -60,6 +60,58 @@ impl<T: ?Sized> Synchronized<T> {
         guard::try_entered(|ee| self.word.try_enter::<false>(ee))
             .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
     }
+
+    /// As [`try_lock_for`](Self::try_lock_for), returning an
+    /// [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let held = shared.lock_arc();
+    /// let other = Arc::clone(&shared);
+    /// std::thread::spawn(move || {
+    ///     assert!(other.try_lock_arc_for(Duration::from_millis(10)).is_none());
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// drop(held);
+    /// *shared.try_lock_arc_for(Duration::from_millis(10)).unwrap() += 1;
+    /// assert_eq!(*shared.lock(), 1);
+    /// ```
+    pub fn try_lock_arc_for(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Option<ArcSynchronizedGuard<T>> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.try_lock_arc_until(deadline),
+            // As in `try_lock_for`: no deadline, but the owner gets `None`.
+            None if self.is_held_by_current_thread() => None,
+            None => Some(self.lock_arc()),
+        }
+    }
+
+    /// As [`try_lock_until`](Self::try_lock_until), returning an
+    /// [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let held = shared.try_lock_arc_until(Instant::now()).unwrap();
+    /// assert!(shared.try_lock_arc_until(Instant::now()).is_none()); // not reentrant
+    /// drop(held);
+    /// ```
+    pub fn try_lock_arc_until(
+        self: &Arc<Self>,
+        deadline: Instant,
+    ) -> Option<ArcSynchronizedGuard<T>> {
+        guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
+            .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
+    }
 }
 
 /// A [`SynchronizedGuard`](super::SynchronizedGuard) that owns a clone of the `Arc` its
