@@ -1,6 +1,7 @@
-//! A bounded soak: 32 threads at a time mix lock, try_lock, reentry, timed
-//! and untimed waits, notify_one and notify_all on a few objects, and exit
-//! and get replaced all along (thread churn). At the end:
+//! A bounded soak: 32 threads at a time mix lock, fair unlock, try_lock,
+//! timed enters, reentry, timed and untimed waits, notify_one and notify_all
+//! on a few objects (one of them fair), and exit and get replaced all along
+//! (thread churn). At the end:
 //!
 //! - every object's counter equals the increments its critical sections
 //!   made (no lost update, no overlap: a flag set inside every critical
@@ -29,7 +30,6 @@ const LIVE_THREADS: usize = 32;
 const OBJECTS: usize = 4;
 
 /// One object: its monitor and what its critical sections touch.
-#[derive(Default)]
 struct Object {
     word: MultiUseWord,
     /// Incremented by load and store, only under the monitor: a lost update
@@ -40,6 +40,18 @@ struct Object {
 }
 
 impl Object {
+    fn new(fair: bool) -> Self {
+        Self {
+            word: if fair {
+                MultiUseWord::new_fair()
+            } else {
+                MultiUseWord::new()
+            },
+            counter: AtomicU64::new(0),
+            inside: AtomicBool::new(false),
+        }
+    }
+
     fn critical_section(&self, guard: &MonitorGuard<'_>) {
         assert!(std::ptr::eq(guard.word(), &self.word));
         assert!(!self.inside.swap(true, Relaxed), "two threads inside");
@@ -101,9 +113,19 @@ fn worker(shared: &Shared, seed: u64) -> Tally {
                     object.critical_section(&inner);
                     tally.increments[i] += 1;
                 }
+                if rng.below(5) == 0 {
+                    outer.unlock_fair();
+                }
             }
+            // A try, or a timed enter that may give up from the queue.
             40..=54 => {
-                if let Some(guard) = object.word.try_lock() {
+                let timeout = Duration::from_micros(rng.below(300));
+                let guard = match rng.below(3) {
+                    0 => object.word.try_lock(),
+                    1 => object.word.try_lock_for(timeout),
+                    _ => object.word.try_lock_until(Instant::now() + timeout),
+                };
+                if let Some(guard) = guard {
                     object.critical_section(&guard);
                     tally.increments[i] += 1;
                 }
@@ -163,7 +185,9 @@ fn soak_mixed_operations_with_thread_churn() {
         .unwrap_or(3);
     let _watchdog = Watchdog::arm(Duration::from_secs(secs + 60));
     let shared = Shared {
-        objects: (0..OBJECTS).map(|_| Object::default()).collect(),
+        objects: (0..OBJECTS)
+            .map(|i| Object::new(i == OBJECTS - 1))
+            .collect(),
         stop: AtomicBool::new(false),
         untimed_waiters: AtomicUsize::new(0),
     };

@@ -1,5 +1,6 @@
-//! Stress: 32 threads on (at most) 2 cores, 64 objects, a random mix of
-//! enter, recursive enter, exit, timed wait, notify and payload operations.
+//! Stress: 32 threads on (at most) 2 cores, 64 objects (every fourth fair),
+//! a random mix of enter, recursive enter, try and timed enter, exit and
+//! fair exit, timed wait, notify and payload operations.
 //!
 //! Checks, for a bounded number of operations:
 //! - per-object counters, incremented only under the monitor through an
@@ -49,9 +50,14 @@ struct Object {
 unsafe impl Sync for Object {}
 
 impl Object {
+    /// Every fourth object is fair: each of its exits hands it over.
     fn new(id: usize) -> Self {
         Self {
-            word: MultiUseWord::with_payload(id),
+            word: if id % 4 == 3 {
+                MultiUseWord::fair_with_payload(id)
+            } else {
+                MultiUseWord::with_payload(id)
+            },
             counter: UnsafeCell::new(0),
         }
     }
@@ -162,12 +168,15 @@ fn worker(objects: &[Object], seed: u64) -> Tally {
         let i = pick(&mut rng);
         let obj = &objects[i];
         match rng.below(100) {
-            // Enter, increment, exit.
+            // Enter, increment, exit; a fair exit one time in five.
             0..=29 => {
                 let g = obj.word.lock();
                 assert_eq!(g.depth(), 1);
                 obj.bump(&g);
                 tally.increments[i] += 1;
+                if rng.below(5) == 0 {
+                    g.unlock_fair();
+                }
             }
             // Recursive enter to depth 2..=4, increment at every level,
             // sometimes wait at the deepest one, exit in any order.
@@ -229,9 +238,16 @@ fn worker(objects: &[Object], seed: u64) -> Tally {
                     drop(ga);
                 }
             }
-            // try_lock: increment only if we got in.
+            // try_lock, or a timed enter that may give up from the queue:
+            // increment only if we got in.
             88..=93 => {
-                if let Some(g) = obj.word.try_lock() {
+                let timeout = Duration::from_micros(rng.below(200) as u64);
+                let g = match rng.below(3) {
+                    0 => obj.word.try_lock(),
+                    1 => obj.word.try_lock_for(timeout),
+                    _ => obj.word.try_lock_until(Instant::now() + timeout),
+                };
+                if let Some(g) = g {
                     assert_eq!(g.depth(), 1);
                     obj.bump(&g);
                     tally.increments[i] += 1;
