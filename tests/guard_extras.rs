@@ -1,11 +1,13 @@
 //! The guard API parking_lot users expect, on `Synchronized`: mapped guards,
 //! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`.
 
-use metalock::{ArcSynchronizedGuard, Condition, Synchronized, SynchronizedGuard};
+mod common;
+use common::Watchdog;
+use metalock::{ArcSynchronizedGuard, Condition, Instant, Synchronized, SynchronizedGuard};
 use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn mapped_guards_narrow_and_release() {
@@ -75,28 +77,36 @@ fn arc_guards_are_static_and_keep_wait_and_notify() {
     ));
     thread::scope(|s| {
         s.spawn(|| assert!(shared.try_lock_arc().is_none()));
-        s.spawn(|| {
-            let started = Instant::now();
-            assert!(shared.try_lock_arc_for(Duration::from_millis(5)).is_none());
-            assert!(started.elapsed() >= Duration::from_millis(5));
-            let deadline = metalock::Instant::now() + Duration::from_millis(5);
-            assert!(shared.try_lock_arc_until(deadline).is_none());
-            assert!(metalock::Instant::now() >= deadline);
-        });
     });
-    // By the holder: `None` at once, whatever the time given.
-    assert!(shared.try_lock_arc_for(Duration::MAX).is_none());
-    assert!(
-        shared
-            .try_lock_arc_until(metalock::Instant::now())
-            .is_none()
-    );
     held.unlock_fair();
     assert!(shared.try_lock_arc().is_some());
-    assert!(shared.try_lock_arc_for(Duration::MAX).is_some());
     // The guard kept the Synchronized alive on its own.
     let guard = Arc::new(Synchronized::new(5)).lock_arc();
     assert_eq!(*guard, 5);
+}
+
+#[test]
+fn timed_arc_locks_give_up_and_the_holder_gets_none_at_once() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let shared = Arc::new(Synchronized::new(0));
+    let held = shared.lock_arc();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = Instant::now() + Duration::from_millis(5);
+            assert!(shared.try_lock_arc_for(Duration::from_millis(5)).is_none());
+            assert!(shared.try_lock_arc_until(deadline).is_none());
+            assert!(Instant::now() >= deadline, "gave up before its deadline");
+        });
+    });
+    // The holder would wait for itself: `None` at once, whatever the time
+    // given (the watchdog catches a wait).
+    assert!(shared.try_lock_arc_for(Duration::MAX).is_none());
+    let far = Instant::now() + Duration::from_secs(3600);
+    assert!(shared.try_lock_arc_until(far).is_none());
+    drop(held);
+    *shared.try_lock_arc_for(Duration::MAX).unwrap() += 1;
+    *shared.try_lock_arc_until(far).unwrap() += 1;
+    assert_eq!(*shared.lock(), 2);
 }
 
 #[test]

@@ -5,9 +5,10 @@
 //! `Condition` of its own, plainly or interruptibly, timed or not, while
 //! another thread interrupts them at random. Checks, wait set by wait set:
 //! - the waiters the notifies reached equal the waits that returned
-//!   notified: an interrupt never takes a notify away (a notified waiter
-//!   returns notified, or the notify reached another: JLS 17.2.4) and never
-//!   passes for one;
+//!   notified: an interrupt never takes a notify away (metalock's rule,
+//!   stricter than Java's: a waiter a notify reached returns notified, the
+//!   interrupt left pending; one that reports an interrupt had left the
+//!   wait set before any notify could reach it) and never passes for one;
 //! - the waits that reported an interrupt, and the interrupts still pending
 //!   when a thread ends, are at most the interrupts sent;
 //! - counters updated under each monitor lose no update, and every wait
@@ -30,8 +31,10 @@ const THREADS: usize = 96;
 const OPS_PER_THREAD: usize = 8_000;
 /// Monitors of each kind.
 const PER_KIND: usize = 2;
-/// Wait sets: two per monitor (its own and its condition's), three kinds.
-const WAIT_SETS: usize = 3 * PER_KIND * 2;
+const MONITORS: usize = 3 * PER_KIND;
+/// Two per monitor: number `2 * m` is monitor `m`'s own, `2 * m + 1` its
+/// condition's.
+const WAIT_SETS: usize = 2 * MONITORS;
 const HANG: Duration = Duration::from_secs(240);
 
 /// A monitor of kind `K`, a condition used only with it, and a counter
@@ -56,8 +59,8 @@ struct Shared {
     words: Vec<Monitor<MultiUseWord>>,
     synchronized: Vec<Monitor<Synchronized<()>>>,
     keyed: Vec<Monitor<SharedHome>>,
-    /// The workers' interrupt handles, for the interrupter.
-    handles: Mutex<Vec<InterruptHandle>>,
+    /// The interrupt handles of the workers still running, by seed.
+    handles: Mutex<Vec<(u64, InterruptHandle)>>,
 }
 
 /// The bytes the keyed monitors lock: one 8-byte granule, so one home.
@@ -98,8 +101,8 @@ struct Tally {
     reached: [u64; WAIT_SETS],
     /// Per wait set: its waits that returned notified.
     notified: [u64; WAIT_SETS],
-    /// Per monitor (in wait-set order, own set's index): increments.
-    increments: [u64; WAIT_SETS],
+    /// Per monitor: increments.
+    increments: [u64; MONITORS],
     /// Waits that reported an interrupt.
     interrupted: u64,
     /// Interruptible waits that returned notified.
@@ -127,18 +130,18 @@ enum End {
     Interrupted,
 }
 
-/// One operation on `m`, whose own wait set is number `set` (its
-/// condition's is `set + 1`): lock (twice, sometimes, where `K` is
-/// reentrant), bump the counter, then wait, notify, or neither.
-fn operate<K: Kind>(m: &Monitor<K>, set: usize, rng: &mut Rng, tally: &mut Tally) {
+/// One operation on `m`, monitor number `monitor`: lock (twice, sometimes,
+/// where `K` is reentrant), bump the counter, then wait, notify, or neither,
+/// on its own wait set or its condition's.
+fn operate<K: Kind>(m: &Monitor<K>, monitor: usize, rng: &mut Rng, tally: &mut Tally) {
     let _outer = (K::REENTRANT && rng.below(4) == 0).then(|| m.monitor.lock());
     let mut guard = m.monitor.lock();
     let depth = guard.depth();
     // A read-modify-write in two steps: a lost update shows.
     m.counter.store(m.counter.load(Relaxed) + 1, Relaxed);
-    tally.increments[set] += 1;
+    tally.increments[monitor] += 1;
     let on_condition = rng.below(2) == 1;
-    let set = set + on_condition as usize;
+    let set = 2 * monitor + on_condition as usize;
     match rng.below(6) {
         0..=2 => {
             let timeout = Duration::from_micros(100 + rng.below(1_000));
@@ -197,46 +200,45 @@ fn untimed(result: Result<(), Interrupted>) -> End {
 }
 
 fn worker(shared: &Shared, seed: u64) -> Tally {
-    shared
-        .handles
+    let handles = &shared.handles;
+    handles
         .lock()
         .unwrap()
-        .push(metalock::interrupt_handle());
+        .push((seed, metalock::interrupt_handle()));
     let mut rng = Rng(seed);
     let mut tally = Tally::default();
     for _ in 0..OPS_PER_THREAD {
         let i = rng.below(PER_KIND as u64) as usize;
         match rng.below(3) {
-            0 => operate(&shared.words[i], 2 * i, &mut rng, &mut tally),
-            1 => operate(
-                &shared.synchronized[i],
-                2 * (PER_KIND + i),
-                &mut rng,
-                &mut tally,
-            ),
-            _ => operate(
-                &shared.keyed[i],
-                2 * (2 * PER_KIND + i),
-                &mut rng,
-                &mut tally,
-            ),
+            0 => operate(&shared.words[i], i, &mut rng, &mut tally),
+            1 => operate(&shared.synchronized[i], PER_KIND + i, &mut rng, &mut tally),
+            _ => operate(&shared.keyed[i], 2 * PER_KIND + i, &mut rng, &mut tally),
         }
     }
+    handles.lock().unwrap().retain(|&(of, _)| of != seed);
     tally.pending_at_end = metalock::interrupted();
     tally
 }
 
-/// Interrupts a random worker every 50 µs or so until `done`; returns how
-/// many interrupts it sent, and the most keyed monitors it saw in use at
-/// once (two: an overflow entry beside the home).
+/// Interrupts a running worker, at random, every 50 µs or so until
+/// `done`; returns how many interrupts it sent, and the most keyed monitors
+/// it saw in use at once (two: an overflow entry beside the home), looked
+/// at every 16th round (the count scans the homes).
 fn interrupter(shared: &Shared, done: &AtomicBool) -> (u64, usize) {
     let mut rng = Rng(0x5eed);
     let (mut sent, mut keyed) = (0, 0);
-    while !done.load(Relaxed) {
-        keyed = keyed.max(metalock::keyed_monitors());
+    for round in 0_u64.. {
+        if done.load(Relaxed) {
+            break;
+        }
+        if round % 16 == 0 {
+            keyed = keyed.max(metalock::keyed_monitors());
+        }
         let handles = shared.handles.lock().unwrap();
         if !handles.is_empty() {
-            handles[rng.below(handles.len() as u64) as usize].interrupt();
+            handles[rng.below(handles.len() as u64) as usize]
+                .1
+                .interrupt();
             sent += 1;
         }
         drop(handles);
@@ -263,8 +265,11 @@ fn interrupts_and_notifies_at_scale() {
                 s.spawn(move || worker(shared, 1 + t))
             })
             .collect();
-        let tallies: Vec<Tally> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        // Every worker joined before the interrupter stops, also if one
+        // failed (its panic is raised after).
+        let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
         done.store(true, Relaxed);
+        let tallies: Vec<Tally> = joined.into_iter().map(Result::unwrap).collect();
         (tallies, interrupter.join().unwrap())
     });
 
@@ -273,7 +278,9 @@ fn interrupts_and_notifies_at_scale() {
         for set in 0..WAIT_SETS {
             total.reached[set] += tally.reached[set];
             total.notified[set] += tally.notified[set];
-            total.increments[set] += tally.increments[set];
+        }
+        for monitor in 0..MONITORS {
+            total.increments[monitor] += tally.increments[monitor];
         }
         total.interrupted += tally.interrupted;
         total.notified_interruptibly += tally.notified_interruptibly;
@@ -285,7 +292,7 @@ fn interrupts_and_notifies_at_scale() {
     for (i, counter) in counters.enumerate() {
         assert_eq!(
             counter.load(Relaxed),
-            total.increments[2 * i],
+            total.increments[i],
             "monitor {i}: lost updates"
         );
     }

@@ -50,7 +50,8 @@ struct Object {
 unsafe impl Sync for Object {}
 
 impl Object {
-    /// Every fourth object is fair: each of its exits hands it over.
+    /// Every fourth object is fair: each of its exits hands it to the
+    /// thread queued longest, if any.
     fn new(id: usize) -> Self {
         Self {
             word: if id % 4 == 3 {

@@ -99,11 +99,20 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     /// use metalock::{Instant, Synchronized};
     /// use std::sync::Arc;
+    /// use std::time::Duration;
     ///
     /// let shared = Arc::new(Synchronized::new(0));
-    /// let held = shared.try_lock_arc_until(Instant::now()).unwrap();
-    /// assert!(shared.try_lock_arc_until(Instant::now()).is_none()); // not reentrant
+    /// let held = shared.lock_arc();
+    /// let other = Arc::clone(&shared);
+    /// std::thread::spawn(move || {
+    ///     let deadline = Instant::now() + Duration::from_millis(10);
+    ///     assert!(other.try_lock_arc_until(deadline).is_none());
+    /// })
+    /// .join()
+    /// .unwrap();
     /// drop(held);
+    /// *shared.try_lock_arc_until(Instant::now()).unwrap() += 1;
+    /// assert_eq!(*shared.lock(), 1);
     /// ```
     pub fn try_lock_arc_until(
         self: &Arc<Self>,
