@@ -18,11 +18,13 @@
 //! A second test runs producers and consumers with *untimed* waits, where a
 //! lost wake-up can only show as a hang, caught by the same watchdog.
 
+mod common;
+
+use common::Watchdog;
+use common::watched::run_watched;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
-use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
-use std::thread;
 use std::time::Duration;
 
 use metalock::{Instant, MonitorGuard, MultiUseWord, lock_records_allocated};
@@ -35,6 +37,8 @@ const HOT_OBJECTS: usize = 4;
 const OPS_PER_THREAD: usize = 3_000;
 /// How long all threads of a round may take before the test declares a hang.
 const WATCHDOG: Duration = Duration::from_secs(60);
+/// The whole test, rounds and checks between them.
+const HANG: Duration = Duration::from_secs(300);
 /// The low bits of a payload identify the object; a thread that holds the
 /// monitor may put its tag in the high bits, and must remove it on exit.
 const ID_MASK: usize = 0xFFFF_FFFF;
@@ -272,106 +276,9 @@ fn worker(objects: &[Object], seed: u64) -> Tally {
     tally
 }
 
-/// On Linux, the CPUs this thread may run on, cut to the first two, so that
-/// 32 threads share 2 cores even on a bigger machine.
-#[cfg(target_os = "linux")]
-fn two_cpus() -> Option<libc::cpu_set_t> {
-    // SAFETY: `cpu_set_t` is plain data, valid when zeroed.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable `cpu_set_t` of the size we pass.
-    let rc = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: as above: zeroed plain data.
-    let mut two: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let mut n = 0;
-    for cpu in 0..libc::CPU_SETSIZE as usize {
-        // SAFETY: `cpu` is below CPU_SETSIZE; `set` and `two` are valid.
-        unsafe {
-            if n < 2 && libc::CPU_ISSET(cpu, &set) {
-                libc::CPU_SET(cpu, &mut two);
-                n += 1;
-            }
-        }
-    }
-    (n > 0).then_some(two)
-}
-
-#[cfg(target_os = "linux")]
-fn pin(set: &Option<libc::cpu_set_t>) {
-    if let Some(set) = set {
-        // SAFETY: `set` is a valid `cpu_set_t`; pid 0 is the calling thread.
-        // Failing to pin only loses the 2-core setting, so the result is
-        // ignored.
-        let _ = unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn two_cpus() -> Option<()> {
-    None
-}
-
-#[cfg(not(target_os = "linux"))]
-fn pin(_: &Option<()>) {}
-
 /// Serialises the tests of this file, so that the lock-record figures of one
 /// are not disturbed by the threads of another.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `jobs` on threads of their own, pinned to two cores, and returns
-/// their results in job order; panics if they do not all finish within
-/// [`WATCHDOG`], or with the panic of a job that failed.
-fn run_watched<T: Send + 'static>(what: &str, jobs: Vec<Box<dyn FnOnce() -> T + Send>>) -> Vec<T> {
-    let cpus = two_cpus();
-    let count = jobs.len();
-    let deadline = Instant::now() + WATCHDOG;
-    let (tx, rx) = mpsc::channel();
-    let handles: Vec<_> = jobs
-        .into_iter()
-        .enumerate()
-        .map(|(t, job)| {
-            let tx = tx.clone();
-            thread::Builder::new()
-                .name(format!("{what}-{t}"))
-                .spawn(move || {
-                    pin(&cpus);
-                    let result = job();
-                    tx.send((t, result)).unwrap();
-                })
-                .unwrap()
-        })
-        .collect();
-    drop(tx);
-
-    // The watchdog: every thread must report before the deadline.
-    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
-    for received in 0..count {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((t, result)) => results[t] = Some(result),
-            Err(err) => {
-                // A job that panicked dropped its sender without sending:
-                // surface its panic rather than a watchdog message.
-                for h in handles.into_iter().filter(|h| h.is_finished()) {
-                    if let Err(panic) = h.join() {
-                        std::panic::resume_unwind(panic);
-                    }
-                }
-                let stuck: Vec<usize> = (0..count).filter(|&t| results[t].is_none()).collect();
-                panic!(
-                    "{what}: watchdog ({err:?}): only {received} of {count} threads finished \
-                     within {WATCHDOG:?} (stuck: {stuck:?}): deadlock or lost wake-up"
-                );
-            }
-        }
-    }
-    for h in handles {
-        h.join().unwrap();
-    }
-    results.into_iter().map(Option::unwrap).collect()
-}
 
 /// One round: THREADS workers under the watchdog, and the checks. Returns
 /// the lock records taken from the allocator during the round.
@@ -386,7 +293,7 @@ fn round(objects: &Arc<Vec<Object>>, seed_base: u64, expected: &mut [u64]) -> us
             job
         })
         .collect();
-    let tallies = run_watched("stress", jobs);
+    let tallies = run_watched("stress", WATCHDOG, jobs);
     let elapsed = started.elapsed();
 
     let mut marked = vec![0_u64; OBJECTS];
@@ -429,6 +336,7 @@ fn round(objects: &Arc<Vec<Object>>, seed_base: u64, expected: &mut [u64]) -> us
 #[test]
 fn stress_32_threads_64_objects() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _watchdog = Watchdog::arm(HANG);
     let objects: Arc<Vec<Object>> = Arc::new((0..OBJECTS).map(Object::new).collect());
     // Bind this thread's execution environment now, so that the checks
     // between the rounds do not take one of the pooled ones.
@@ -510,6 +418,7 @@ const POISON: u64 = u64::MAX;
 #[test]
 fn no_lost_wakeup_with_untimed_waits() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _watchdog = Watchdog::arm(HANG);
     const PRODUCERS: usize = 8;
     const CONSUMERS: usize = 8;
     const ITEMS: u64 = 2_000;
@@ -578,7 +487,11 @@ fn no_lost_wakeup_with_untimed_waits() {
         }
 
         let started = Instant::now();
-        let results = run_watched(if bounded { "bounded" } else { "unbounded" }, jobs);
+        let results = run_watched(
+            if bounded { "bounded" } else { "unbounded" },
+            WATCHDOG,
+            jobs,
+        );
         let (count, sum) = results
             .iter()
             .fold((0, 0), |(c, s), &(c1, s1)| (c + c1, s + s1));
