@@ -2,6 +2,10 @@
 //! the monitor held again at the same depth; one set before the call ends
 //! it at once; a notify is never lost to an interrupt (JLS 17.2.4).
 
+mod common;
+use common::Watchdog;
+#[cfg(target_os = "linux")]
+use common::blocked::Tid;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
 use std::thread;
@@ -163,6 +167,7 @@ impl Set<'_> {
 /// condition.
 #[test]
 fn a_notify_is_never_lost_to_an_interrupt() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(600));
     let condition = Condition::new();
     for set in [Set::Monitor, Set::Condition(&condition)] {
         notify_races_an_interrupt(set);
@@ -173,6 +178,8 @@ fn notify_races_an_interrupt(set: Set<'_>) {
     let (mut notified, mut interrupted) = (0, 0);
     for round in 0..200 {
         let state = Synchronized::new(0_u32); // waiters that started waiting
+        #[cfg(target_os = "linux")]
+        let queued = Tid::default();
         thread::scope(|s| {
             let (tx, rx) = mpsc::channel();
             let state = &state;
@@ -195,9 +202,9 @@ fn notify_races_an_interrupt(set: Set<'_>) {
             while *state.lock() < 2 {
                 thread::yield_now();
             }
-            // Three orders, so that both outcomes occur (how often is up to
+            // Four orders, so that both outcomes occur (how often is up to
             // the scheduler; the assertions hold for every order).
-            match round % 3 {
+            match round % 4 {
                 // Racing from another thread.
                 0 => {
                     let interrupter = s.spawn({
@@ -212,6 +219,23 @@ fn notify_races_an_interrupt(set: Set<'_>) {
                     handle.interrupt();
                     thread::sleep(Duration::from_millis(1));
                     assert!(set.notify_one(state, None));
+                }
+                // Notify first while a third thread sleeps in the monitor's
+                // queue, and interrupt: A, invited, finds the queue on the
+                // word and re-enters through the meta-lock, not the spin.
+                #[cfg(target_os = "linux")]
+                3 => {
+                    let guard = state.lock();
+                    let queued = &queued;
+                    let c = s.spawn(move || {
+                        queued.publish();
+                        drop(state.lock());
+                    });
+                    assert!(queued.wait_until_blocked(), "C never queued");
+                    assert!(set.notify_one(state, Some(&guard)));
+                    handle.interrupt();
+                    drop(guard);
+                    c.join().unwrap();
                 }
                 // Notify first, interrupt while A is on its way back in.
                 _ => {
