@@ -20,6 +20,7 @@
 mod common;
 use common::Watchdog;
 use common::kinds::{Guard, Kind};
+use common::rng::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -109,18 +110,6 @@ struct Tally {
     notified_interruptibly: u64,
     /// The interrupt flag, set when the worker ended.
     pending_at_end: bool,
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        // xorshift64: any fixed non-zero seed gives a usable sequence.
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// How a wait ended.

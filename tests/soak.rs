@@ -23,6 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::Watchdog;
+use common::rng::Rng;
 use metalock::__test_hooks::exec_envs_allocated;
 use metalock::{MonitorGuard, MultiUseWord, lock_records_allocated};
 
@@ -76,18 +77,6 @@ struct Shared {
     stop: AtomicBool,
     /// Threads in an untimed wait, so that the shutdown can wake them.
     untimed_waiters: AtomicUsize,
-}
-
-/// A small xorshift generator: deterministic per seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 fn worker(shared: &Shared, seed: u64) -> Tally {

@@ -3,6 +3,7 @@
 #[cfg(target_os = "linux")]
 pub mod blocked;
 pub mod kinds;
+pub mod rng;
 pub mod watched;
 
 use std::sync::mpsc;
