@@ -19,14 +19,14 @@
 
 mod common;
 use common::Watchdog;
-use common::kinds::{Guard, Kind};
+use common::kinds::{Guard, Keyed, Kind};
 use common::rng::Rng;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use metalock::{Condition, InterruptHandle, Interrupted, KeyedGuard, MultiUseWord, Synchronized};
+use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord, Synchronized};
 
 const THREADS: usize = 96;
 const OPS_PER_THREAD: usize = 8_000;
@@ -48,8 +48,12 @@ struct Monitor<K> {
 
 impl<K: Kind> Monitor<K> {
     fn new() -> Self {
+        Self::of(K::make())
+    }
+
+    fn of(monitor: K) -> Self {
         Self {
-            monitor: K::make(),
+            monitor,
             condition: Condition::new(),
             counter: AtomicU64::new(0),
         }
@@ -59,41 +63,16 @@ impl<K: Kind> Monitor<K> {
 struct Shared {
     words: Vec<Monitor<MultiUseWord>>,
     synchronized: Vec<Monitor<Synchronized<()>>>,
-    keyed: Vec<Monitor<SharedHome>>,
+    keyed: Vec<Monitor<Keyed>>,
     /// The interrupt handles of the workers still running, by seed.
     handles: Mutex<Vec<(u64, InterruptHandle)>>,
 }
 
-/// The bytes the keyed monitors lock: one 8-byte granule, so one home.
+/// The bytes the keyed monitors lock: one 8-byte granule, so one home,
+/// and whichever byte finds it serving another takes an overflow entry.
 #[repr(align(8))]
 struct Granule([u8; 8]);
 static GRANULE: Granule = Granule([0; 8]);
-static NEXT_BYTE: AtomicUsize = AtomicUsize::new(0);
-
-/// A keyed monitor on a byte of [`GRANULE`]: the home of every such byte is
-/// the same, so whichever byte finds it serving another takes an overflow
-/// entry.
-struct SharedHome(&'static u8);
-
-impl Kind for SharedHome {
-    type Guard<'a> = KeyedGuard<'a>;
-    const REENTRANT: bool = true;
-    fn make() -> Self {
-        SharedHome(&GRANULE.0[NEXT_BYTE.fetch_add(1, Relaxed) % 8])
-    }
-    fn lock(&self) -> KeyedGuard<'_> {
-        metalock::lock(self.0)
-    }
-    fn try_lock(&self) -> Option<KeyedGuard<'_>> {
-        metalock::try_lock(self.0)
-    }
-    fn is_locked(&self) -> bool {
-        metalock::is_locked(self.0)
-    }
-    fn is_held_by_current_thread(&self) -> bool {
-        metalock::is_held_by_current_thread(self.0)
-    }
-}
 
 /// What one worker did.
 #[derive(Default)]
@@ -242,7 +221,9 @@ fn interrupts_and_notifies_at_scale() {
     let shared = Arc::new(Shared {
         words: (0..PER_KIND).map(|_| Monitor::new()).collect(),
         synchronized: (0..PER_KIND).map(|_| Monitor::new()).collect(),
-        keyed: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+        keyed: (0..PER_KIND)
+            .map(|i| Monitor::of(Keyed::at(&GRANULE.0[i])))
+            .collect(),
         handles: Mutex::new(Vec::new()),
     });
     let done = AtomicBool::new(false);

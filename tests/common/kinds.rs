@@ -113,26 +113,39 @@ impl Kind for Synchronized<()> {
     }
 }
 
-/// A value of a type that embeds nothing, boxed, so that every instance
-/// has an address of its own.
-pub struct Keyed(Box<[u8; 16]>);
+/// A keyed monitor: the monitor of a byte that embeds nothing, found by its
+/// address.
+pub struct Keyed(&'static u8);
+
+impl Keyed {
+    /// The monitor of `byte`, which may share its home with other bytes
+    /// (those of one 8-byte granule do).
+    pub fn at(byte: &'static u8) -> Self {
+        Keyed(byte)
+    }
+}
 
 impl Kind for Keyed {
     type Guard<'a> = KeyedGuard<'a>;
     const REENTRANT: bool = true;
+    /// On the first byte of an 8-byte granule of its own (so no other
+    /// `make` shares its home by address), boxed and leaked: a test makes
+    /// few, and no later value takes the address.
     fn make() -> Self {
-        Keyed(Box::new(*b"a value, no word"))
+        #[repr(align(8))]
+        struct Granule([u8; 8]);
+        Keyed(&Box::leak(Box::new(Granule([0; 8]))).0[0])
     }
     fn lock(&self) -> KeyedGuard<'_> {
-        metalock::lock(&*self.0)
+        metalock::lock(self.0)
     }
     fn try_lock(&self) -> Option<KeyedGuard<'_>> {
-        metalock::try_lock(&*self.0)
+        metalock::try_lock(self.0)
     }
     fn is_locked(&self) -> bool {
-        metalock::is_locked(&*self.0)
+        metalock::is_locked(self.0)
     }
     fn is_held_by_current_thread(&self) -> bool {
-        metalock::is_held_by_current_thread(&*self.0)
+        metalock::is_held_by_current_thread(self.0)
     }
 }
