@@ -105,7 +105,9 @@ fn operate<K: Kind>(m: &Monitor<K>, monitor: usize, rng: &mut Rng, tally: &mut T
     let _outer = (K::REENTRANT && rng.below(4) == 0).then(|| m.monitor.lock());
     let mut guard = m.monitor.lock();
     let depth = guard.depth();
-    // A read-modify-write in two steps: a lost update shows.
+    // A read-modify-write in two steps, so that a lost update shows;
+    // Relaxed, as the monitor alone orders it (its enter acquires what the
+    // last exit released).
     m.counter.store(m.counter.load(Relaxed) + 1, Relaxed);
     tally.increments[monitor] += 1;
     let on_condition = rng.below(2) == 1;
@@ -196,6 +198,8 @@ fn interrupter(shared: &Shared, done: &AtomicBool) -> (u64, usize) {
     let mut rng = Rng(0x5eed);
     let (mut sent, mut keyed) = (0, 0);
     for round in 0_u64.. {
+        // Relaxed: a stop flag; nothing is read on its strength (the
+        // results travel through the joins).
         if done.load(Relaxed) {
             break;
         }
@@ -259,6 +263,7 @@ fn interrupts_and_notifies_at_scale() {
     let counters = (shared.words.iter().map(|m| &m.counter))
         .chain(shared.synchronized.iter().map(|m| &m.counter))
         .chain(shared.keyed.iter().map(|m| &m.counter));
+    // Relaxed: every worker that wrote a counter has been joined.
     for (i, counter) in counters.enumerate() {
         assert_eq!(
             counter.load(Relaxed),
