@@ -17,8 +17,9 @@
 //! - `bounded_buffer/P_pairs`: items moved by P producer/consumer pairs
 //!   (P in 1, 4) through a buffer of capacity 1, 16 and 256 (benchmark ids
 //!   `IMPL/capacity`); metalock with one monitor's own wait set
-//!   (`Synchronized<VecDeque>`, `wait_while` + `notify_all`) and with two
-//!   conditions (`notify_one`), the peers a Mutex and two Condvars.
+//!   (`Synchronized<VecDeque>`, `wait_while` + `notify_all`), with two
+//!   conditions (`notify_one`), and with two conditions through
+//!   `lock_api::Mutex<RawMonitor, _>`; the peers a Mutex and two Condvars.
 //! - `ping_pong`: round trips between two threads taking turns through a
 //!   flag under the monitor (peers: Mutex + Condvar); the time is the
 //!   round-trip latency.
@@ -188,6 +189,8 @@ fn bounded_buffer(c: &mut Criterion) {
         group.throughput(Throughput::Elements(1));
         buffer_one::<MetaBuffer>(&mut group, pairs);
         buffer_one::<MetaCondBuffer>(&mut group, pairs);
+        #[cfg(not(feature = "shuttle"))]
+        buffer_one::<wait_notify::LockApiBuffer>(&mut group, pairs);
         buffer_one::<PlBuffer>(&mut group, pairs);
         buffer_one::<StdBuffer>(&mut group, pairs);
         group.finish();

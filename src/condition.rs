@@ -137,7 +137,7 @@ impl Condition {
     /// ```
     #[track_caller]
     pub fn wait<G: AsMonitorGuard + ?Sized>(&self, guard: &mut G) {
-        guard.__monitor_guard().0.wait_on(self.wait_set(), None);
+        guard.__monitor_guard().wait_on(self.wait_set(), None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
@@ -160,7 +160,6 @@ impl Condition {
         WaitTimeoutResult(
             guard
                 .__monitor_guard()
-                .0
                 .wait_on(self.wait_set(), deadline_after(timeout)),
         )
     }
@@ -186,7 +185,6 @@ impl Condition {
         WaitTimeoutResult(
             guard
                 .__monitor_guard()
-                .0
                 .wait_on(self.wait_set(), Some(deadline)),
         )
     }
@@ -236,7 +234,6 @@ impl Condition {
     ) -> Result<(), Interrupted> {
         guard
             .__monitor_guard()
-            .0
             .wait_interruptibly_on(self.wait_set(), None)
             .map(drop)
     }
@@ -268,7 +265,6 @@ impl Condition {
     ) -> Result<WaitTimeoutResult, Interrupted> {
         guard
             .__monitor_guard()
-            .0
             .wait_interruptibly_on(self.wait_set(), deadline_after(timeout))
     }
 
@@ -297,7 +293,6 @@ impl Condition {
     ) -> Result<WaitTimeoutResult, Interrupted> {
         guard
             .__monitor_guard()
-            .0
             .wait_interruptibly_on(self.wait_set(), Some(deadline))
     }
 

@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::guard::{deadline_after, try_entered};
+use crate::guard::{AsMonitorGuard, deadline_after, sealed, try_entered};
 use crate::lock_record::LockRecord;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -20,11 +20,12 @@ use crate::word::MultiUseWord;
 /// returns `None`, and `try_lock_for` and `try_lock_until` return `None`
 /// once their time has run out, as `RawMutexTimed` asks of a failed try
 /// (waiting for itself, the thread can only fail; a timeout too long for
-/// the clock panics, as `lock` does). Where metalock
-/// differs from parking_lot's `Mutex`: no wait/notify through
-/// `lock_api::MutexGuard` (use [`Synchronized`](crate::Synchronized) for
-/// that), and a fair monitor ([`new_fair`](Self::new_fair)) hands over on
-/// every unlock.
+/// the clock panics, as `lock` does). `lock_api::MutexGuard` of it waits
+/// on a [`Condition`](crate::Condition), as parking_lot's `MutexGuard`
+/// waits on its `Condvar` (and, as there, mapped and `Arc` guards do not);
+/// the monitor's own wait set is out of its reach. Where
+/// metalock differs from parking_lot's `Mutex`: a fair monitor
+/// ([`new_fair`](Self::new_fair)) hands over on every unlock.
 ///
 /// ```
 /// use std::time::Duration;
@@ -207,5 +208,68 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
             crate::sys::get().sleep_until(deadline);
         }
         entered.map(|record| self.token(record))
+    }
+}
+
+impl RawMonitor {
+    /// The monitor a `lock_api` guard of this raw mutex holds, for a wait.
+    #[track_caller]
+    fn monitor_ref(&self) -> sealed::MonitorRef<'_> {
+        // lock_api's guards keep the token (and its record) to themselves;
+        // the word names the record that owns it.
+        match self.word.current_thread_record() {
+            Some(record) => sealed::MonitorRef {
+                word: &self.word,
+                record,
+            },
+            None => panic!("{NOT_HELD}"),
+        }
+    }
+}
+
+/// The panic message of a wait through a `lock_api` guard whose monitor the
+/// thread does not hold: only a broken contract of lock_api's `unsafe` raw
+/// access (a release behind the guard's back) gets there.
+const NOT_HELD: &str = "metalock: a Condition wait through a lock_api guard of a RawMonitor \
+    that the calling thread does not hold (released through lock_api's unsafe raw access \
+    while the guard lived)";
+
+impl<T: ?Sized> sealed::Sealed for lock_api::MutexGuard<'_, RawMonitor, T> {
+    #[track_caller]
+    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+        // SAFETY: a wait releases the raw mutex and locks it again before it
+        // returns, as `MutexGuard::unlocked` does, while it borrows the
+        // guard mutably, so no reference to the data lives across it.
+        let raw = unsafe { lock_api::MutexGuard::mutex(self).raw() };
+        raw.monitor_ref()
+    }
+}
+
+/// `lock_api::Mutex<RawMonitor, T>`'s guard waits on a
+/// [`Condition`](crate::Condition), as parking_lot's `MutexGuard` waits on
+/// its `Condvar`; the condition sees the value.
+///
+/// ```
+/// use metalock::{Condition, RawMonitor};
+///
+/// type Mutex<T> = lock_api::Mutex<RawMonitor, T>;
+///
+/// let queue = Mutex::new(Vec::new());
+/// let not_empty = Condition::new();
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         queue.lock().push(7);
+///         not_empty.notify_one();
+///     });
+///     let mut guard = queue.lock();
+///     not_empty.wait_while(&mut guard, |queue| queue.is_empty());
+///     assert_eq!(guard.pop(), Some(7));
+/// });
+/// ```
+impl<T: ?Sized> AsMonitorGuard for lock_api::MutexGuard<'_, RawMonitor, T> {
+    type Target = T;
+
+    fn __target(&mut self) -> &mut T {
+        self
     }
 }

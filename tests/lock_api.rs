@@ -1,6 +1,7 @@
 //! `RawMonitor` under `lock_api`: code generic over `lock_api::RawMutex`
 //! runs on it, and everything `lock_api::Mutex` builds on the raw traits
-//! works (mapped and `Arc` guards, timed and fair unlocks, `bump`).
+//! works (mapped and `Arc` guards, timed and fair unlocks, `bump`); its
+//! guards wait on a `Condition`.
 // `RawMonitor` is not built under the model checkers (`--cfg loom`, feature
 // `shuttle`).
 #![cfg(not(any(loom, feature = "shuttle")))]
@@ -11,7 +12,8 @@ use common::Watchdog;
 #[cfg(target_os = "linux")]
 use common::blocked::Tid;
 use lock_api::{ArcMutexGuard, MappedMutexGuard, MutexGuard, RawMutex};
-use metalock::RawMonitor;
+use metalock::{Condition, Interrupted, RawMonitor};
+use std::collections::VecDeque;
 use std::sync::Arc;
 #[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -198,4 +200,177 @@ fn a_fair_raw_monitor() {
         }
     });
     assert_eq!(*m.lock(), 1_000);
+}
+
+/// parking_lot's `Mutex` + `Condvar` shape on `RawMonitor`: producers and
+/// consumers of a bounded buffer wait on two `Condition`s through lock_api's
+/// guards, on a plain and on a fair monitor; every item arrives once.
+#[test]
+fn a_bounded_buffer_through_lock_api_guards_and_conditions() {
+    const PAIRS: u64 = 3;
+    const ITEMS: u64 = 3_000;
+    const CAPACITY: usize = 2;
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    for raw in [RawMonitor::new(), RawMonitor::new_fair()] {
+        let buffer = lock_api::Mutex::from_raw(raw, VecDeque::new());
+        let (not_full, not_empty) = (Condition::new(), Condition::new());
+        let sum = thread::scope(|s| {
+            for p in 0..PAIRS {
+                let (buffer, not_full, not_empty) = (&buffer, &not_full, &not_empty);
+                s.spawn(move || {
+                    for i in 0..ITEMS {
+                        let mut items = buffer.lock();
+                        // The condition sees the value through the guard.
+                        not_full.wait_while(&mut items, |items| items.len() == CAPACITY);
+                        items.push_back(p * ITEMS + i);
+                        not_empty.notify_one();
+                    }
+                });
+            }
+            let consumers: Vec<_> = (0..PAIRS)
+                .map(|_| {
+                    let (buffer, not_full, not_empty) = (&buffer, &not_full, &not_empty);
+                    s.spawn(move || {
+                        let mut sum = 0;
+                        for _ in 0..ITEMS {
+                            let mut items = buffer.lock();
+                            // A timed wait in a loop, as parking_lot users
+                            // write it.
+                            while items.is_empty() {
+                                let _ = not_empty.wait_for(&mut items, Duration::from_millis(50));
+                            }
+                            sum += items.pop_front().unwrap();
+                            not_full.notify_all();
+                        }
+                        sum
+                    })
+                })
+                .collect();
+            consumers
+                .into_iter()
+                .map(|c| c.join().unwrap())
+                .sum::<u64>()
+        });
+        let n = PAIRS * ITEMS;
+        assert_eq!(sum, n * (n - 1) / 2, "an item was lost or taken twice");
+        assert!(buffer.lock().is_empty());
+        assert!(!buffer.is_locked());
+    }
+}
+
+/// Every way a wait through a lock_api guard ends (time out, deadline,
+/// interrupt, notify) comes back holding the mutex: another thread cannot
+/// take it, and the guard's unlock then frees it.
+#[test]
+fn waits_through_lock_api_guards_come_back_holding_the_mutex() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let m = Mutex::new(0_u32);
+    let changed = Condition::new();
+    let held_by_another = |m: &Mutex<u32>| {
+        thread::scope(|s| {
+            s.spawn(|| m.is_locked() && m.try_lock().is_none())
+                .join()
+                .unwrap()
+        })
+    };
+
+    let mut guard = m.lock();
+    assert!(
+        changed
+            .wait_for(&mut guard, Duration::from_millis(1))
+            .timed_out()
+    );
+    assert!(held_by_another(&m));
+    let deadline = metalock::Instant::now() + Duration::from_millis(1);
+    assert!(changed.wait_until(&mut guard, deadline).timed_out());
+    assert!(held_by_another(&m));
+    let result = changed.wait_while_for(&mut guard, |n| *n == 0, Duration::from_millis(1));
+    assert!(result.timed_out());
+
+    // An interrupt set before the wait ends it at once, and clears the flag.
+    metalock::interrupt_handle().interrupt();
+    assert_eq!(changed.wait_interruptibly(&mut guard), Err(Interrupted));
+    assert!(!metalock::interrupted());
+    assert!(held_by_another(&m));
+    *guard += 1;
+    drop(guard);
+    assert!(!m.is_locked());
+
+    // An interrupt from another thread ends a wait that nothing notifies.
+    let (handles, handle) = std::sync::mpsc::channel();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = m.lock();
+            handles.send(metalock::interrupt_handle()).unwrap();
+            let end = changed.wait_for_interruptibly(&mut guard, Duration::from_secs(60));
+            assert_eq!(end, Err(Interrupted));
+            *guard += 1;
+        });
+        handle.recv().unwrap().interrupt();
+    });
+    assert_eq!(*m.lock(), 2);
+
+    // A notify ends the wait of a thread that waits for the value to move.
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = m.lock();
+            changed.wait_while(&mut guard, |n| *n == 2);
+            assert_eq!(*guard, 3);
+        });
+        loop {
+            let mut guard = m.lock();
+            if changed.notify_one() {
+                *guard = 3;
+                break;
+            }
+            drop(guard);
+            thread::yield_now();
+        }
+    });
+    assert!(!m.is_locked());
+}
+
+/// A condition belongs to one monitor at a time, whichever guard waits on
+/// it: a `RawMonitor` mutex's guard while a `Synchronized`'s waits panics,
+/// as two words would, and leaves the mutex to its guard.
+#[test]
+fn a_condition_refuses_a_second_monitor_through_a_lock_api_guard() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    // (the waiter waits, the waiter may leave)
+    let first = metalock::Synchronized::new((false, false));
+    let second = Mutex::new(());
+    let condition = Condition::new();
+    let (refused, held) = thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = first.lock();
+            guard.0 = true;
+            condition.wait_while(&mut guard, |(_, leave)| !*leave);
+        });
+        // The waiter holds `first` from setting the flag until its wait
+        // releases it: once the flag shows, it waits on the condition.
+        while !first.lock().0 {
+            thread::yield_now();
+        }
+        let mut guard = second.lock();
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            condition.wait_for(&mut guard, Duration::from_millis(1))
+        }));
+        let held = second.is_locked();
+        drop(guard);
+        first.lock().1 = true;
+        condition.notify_all();
+        (refused, held)
+    });
+    let payload = refused.expect_err("a wait with a second monitor was let in");
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(
+        message.contains("a condition belongs to one monitor at a time"),
+        "{message}"
+    );
+    assert!(held, "the refused wait released the mutex");
+    assert!(!second.is_locked());
 }

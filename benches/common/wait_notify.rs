@@ -1,7 +1,8 @@
 //! Waiting and notifying: a bounded buffer (producers and consumers) and
 //! ping-pong (two threads taking turns), metalock's monitor (with its own
-//! wait set, or with two conditions) against a Mutex with Condvars; and the
-//! cost of a notify that finds nobody waiting.
+//! wait set, or with two conditions, also through lock_api's guards)
+//! against a Mutex with Condvars; and the cost of a notify that finds
+//! nobody waiting.
 //!
 //! Each comes in two forms: an amount of work timed for criterion
 //! ([`buffer_transfer`], [`ping_pong`]) and a fixed-duration round for the
@@ -103,6 +104,47 @@ impl BoundedBuffer for MetaCondBuffer {
     fn take(&self) -> u64 {
         let mut queue = self.queue.lock();
         self.not_empty.wait_while(&mut queue, |q| q.is_empty());
+        let item = queue.pop_front().expect("non-empty");
+        self.not_full.notify_one();
+        item
+    }
+}
+
+/// metalock through lock_api: `lock_api::Mutex<RawMonitor, _>` and two
+/// conditions, the parking_lot version with its types swapped. (A shuttle
+/// build has no `RawMonitor`.)
+#[cfg(not(feature = "shuttle"))]
+pub struct LockApiBuffer {
+    queue: lock_api::Mutex<metalock::RawMonitor, VecDeque<u64>>,
+    not_full: Condition,
+    not_empty: Condition,
+    capacity: usize,
+}
+
+#[cfg(not(feature = "shuttle"))]
+impl BoundedBuffer for LockApiBuffer {
+    const NAME: &'static str = "metalock_lock_api";
+    fn new(capacity: usize) -> Self {
+        Self {
+            queue: lock_api::Mutex::new(VecDeque::with_capacity(capacity)),
+            not_full: Condition::new(),
+            not_empty: Condition::new(),
+            capacity,
+        }
+    }
+    fn put(&self, item: u64) {
+        let mut queue = self.queue.lock();
+        while queue.len() >= self.capacity {
+            self.not_full.wait(&mut queue);
+        }
+        queue.push_back(item);
+        self.not_empty.notify_one();
+    }
+    fn take(&self) -> u64 {
+        let mut queue = self.queue.lock();
+        while queue.is_empty() {
+            self.not_empty.wait(&mut queue);
+        }
         let item = queue.pop_front().expect("non-empty");
         self.not_full.notify_one();
         item

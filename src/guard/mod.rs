@@ -126,6 +126,15 @@ impl<'a> MonitorGuard<'a> {
         self.word
     }
 
+    /// The monitor this guard holds, as waits and conditions take it.
+    #[inline]
+    pub(crate) fn monitor_ref(&self) -> sealed::MonitorRef<'a> {
+        sealed::MonitorRef {
+            word: self.word,
+            record: self.record,
+        }
+    }
+
     /// How many levels the calling thread holds the monitor at.
     ///
     /// ```
@@ -305,7 +314,7 @@ pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
 
 impl sealed::Sealed for MonitorGuard<'_> {
     fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
-        sealed::MonitorRef(self)
+        self.monitor_ref()
     }
 }
 

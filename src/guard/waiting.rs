@@ -45,7 +45,7 @@ impl MonitorGuard<'_> {
     /// ```
     #[track_caller]
     pub fn wait(&mut self) {
-        self.wait_on(WaitSet::Monitor, None);
+        self.monitor_ref().wait_on(WaitSet::Monitor, None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
@@ -63,7 +63,10 @@ impl MonitorGuard<'_> {
     /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
-        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, deadline_after(timeout)))
+        WaitTimeoutResult(
+            self.monitor_ref()
+                .wait_on(WaitSet::Monitor, deadline_after(timeout)),
+        )
     }
 
     /// As [`wait`](Self::wait), giving up at `deadline`.
@@ -80,7 +83,7 @@ impl MonitorGuard<'_> {
     /// ```
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
-        WaitTimeoutResult(self.wait_on(WaitSet::Monitor, Some(deadline)))
+        WaitTimeoutResult(self.monitor_ref().wait_on(WaitSet::Monitor, Some(deadline)))
     }
 
     /// As [`wait`](Self::wait), but an interrupt of the calling thread
@@ -106,7 +109,9 @@ impl MonitorGuard<'_> {
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
-        self.wait_interruptibly_on(WaitSet::Monitor, None).map(drop)
+        self.monitor_ref()
+            .wait_interruptibly_on(WaitSet::Monitor, None)
+            .map(drop)
     }
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
@@ -130,7 +135,8 @@ impl MonitorGuard<'_> {
         &mut self,
         timeout: Duration,
     ) -> Result<WaitTimeoutResult, Interrupted> {
-        self.wait_interruptibly_on(WaitSet::Monitor, deadline_after(timeout))
+        self.monitor_ref()
+            .wait_interruptibly_on(WaitSet::Monitor, deadline_after(timeout))
     }
 
     /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
@@ -154,7 +160,8 @@ impl MonitorGuard<'_> {
         &mut self,
         deadline: Instant,
     ) -> Result<WaitTimeoutResult, Interrupted> {
-        self.wait_interruptibly_on(WaitSet::Monitor, Some(deadline))
+        self.monitor_ref()
+            .wait_interruptibly_on(WaitSet::Monitor, Some(deadline))
     }
 
     /// Waits while `condition` holds, re-checking it after every wake-up.
@@ -231,7 +238,9 @@ impl MonitorGuard<'_> {
     ) -> WaitTimeoutResult {
         wait_while_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
     }
+}
 
+impl sealed::MonitorRef<'_> {
     /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
     /// public waits take `&mut self`, which is what keeps references into a
     /// `Synchronized` value from living across the wait.
@@ -278,14 +287,14 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
         if woken {
             #[cfg(all(feature = "stats", not(metalock_model)))]
             {
-                let record = guard.__monitor_guard().0.record;
+                let record = guard.__monitor_guard().record;
                 // SAFETY: the guard's record belongs to the calling thread.
                 let ee = unsafe { ExecEnv::of_owner(record.owner()) };
                 count!(ee, futile_wakeups);
             }
         }
         woken = true;
-        if guard.__monitor_guard().0.wait_on(set, deadline) {
+        if guard.__monitor_guard().wait_on(set, deadline) {
             return WaitTimeoutResult(condition(guard.__target()));
         }
     }
@@ -293,8 +302,9 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
 }
 
 /// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`], and
-/// where they exist `ArcSynchronizedGuard` and `KeyedGuard`; what
-/// [`Condition`]'s methods take. Sealed: the crate's guards implement it.
+/// where they exist `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's
+/// `MutexGuard` of a `RawMonitor` (feature `lock_api`); what
+/// [`Condition`]'s methods take. Sealed: only those implement it.
 ///
 /// [`SynchronizedGuard`]: crate::SynchronizedGuard
 /// [`Condition`]: crate::Condition
@@ -316,7 +326,8 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
 /// ```
 pub trait AsMonitorGuard: sealed::Sealed {
     /// What the condition of a `wait_while` sees: the protected value of a
-    /// `SynchronizedGuard`, nothing (`()`) for a `MonitorGuard`.
+    /// `SynchronizedGuard` (or of a lock_api guard), nothing (`()`) for a
+    /// `MonitorGuard`.
     ///
     /// ```
     /// use metalock::{Condition, MultiUseWord, Synchronized};
@@ -339,21 +350,28 @@ pub trait AsMonitorGuard: sealed::Sealed {
 }
 
 pub(crate) mod sealed {
-    use super::MonitorGuard;
+    use crate::lock_record::LockRecord;
+    use crate::word::MultiUseWord;
 
     /// Keeps [`AsMonitorGuard`](super::AsMonitorGuard) to the crate's
-    /// guards.
+    /// guards and `lock_api`'s guards of a `RawMonitor`.
     pub trait Sealed {
-        /// The monitor guard inside, opaque outside the crate.
+        /// The monitor the guard holds, opaque outside the crate.
         fn __monitor_guard(&self) -> MonitorRef<'_>;
     }
 
-    /// The monitor guard inside a guard, with nothing a user can call: a
-    /// user who reached a `Synchronized`'s word could enter it a second time
-    /// and `wait` through that, releasing the monitor while the outer guard
+    /// The monitor a guard holds, with nothing a user can call: a user who
+    /// reached a `Synchronized`'s word could enter it a second time and
+    /// `wait` through that, releasing the monitor while the outer guard
     /// still lends out the value (rule 2 of `synchronized`). A generic bound
     /// on `AsMonitorGuard` makes `__monitor_guard` callable from anywhere,
     /// so it is the returned type that stays closed.
+    ///
+    /// Invariant: `record` is the calling thread's lock record that owns
+    /// the monitor of `word`, for as long as the guard it came from lives.
     #[derive(Debug)]
-    pub struct MonitorRef<'a>(pub(crate) &'a MonitorGuard<'a>);
+    pub struct MonitorRef<'a> {
+        pub(crate) word: &'a MultiUseWord,
+        pub(crate) record: &'static LockRecord,
+    }
 }

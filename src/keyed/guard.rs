@@ -338,7 +338,7 @@ impl KeyedGuard<'_> {
 
 impl sealed::Sealed for KeyedGuard<'_> {
     fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
-        sealed::MonitorRef(&self.monitor)
+        self.monitor.monitor_ref()
     }
 }
 

@@ -161,8 +161,20 @@ impl MultiUseWord {
 
     /// Whether the calling thread owns the monitor.
     pub(crate) fn is_owned_by_current_thread(&self) -> bool {
+        self.current_thread_record().is_some()
+    }
+
+    /// The calling thread's lock record that owns the monitor, if it does:
+    /// how a guard that does not keep its record (`lock_api`'s) finds it.
+    pub(crate) fn current_thread_record(&self) -> Option<&'static LockRecord> {
         // A thread with no EE bound owns nothing.
-        ExecEnv::current_if_bound().is_some_and(|ee| self.inspect(|bits| owner_is(bits, ee)))
+        let ee = ExecEnv::current_if_bound()?;
+        self.inspect(|bits| {
+            // SAFETY: a LOCKED word points at a record, and record batches
+            // are never returned to the allocator (`LockRecord`'s first
+            // invariant), so the reference may be `'static`.
+            owner_is(bits, ee).then(|| unsafe { &*record_of(bits) })
+        })
     }
 
     /// Whether threads may be queued to enter: a hint for `bump`, true when

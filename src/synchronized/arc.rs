@@ -428,7 +428,7 @@ impl<T: ?Sized> Drop for ArcSynchronizedGuard<T> {
 
 impl<T: ?Sized> guard::sealed::Sealed for ArcSynchronizedGuard<T> {
     fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
-        guard::sealed::MonitorRef(&self.monitor)
+        self.monitor.monitor_ref()
     }
 }
 

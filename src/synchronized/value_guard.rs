@@ -408,7 +408,7 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
 impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {
     fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
-        guard::sealed::MonitorRef(&self.monitor)
+        self.monitor.monitor_ref()
     }
 }
 
