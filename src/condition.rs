@@ -65,8 +65,9 @@ use crate::sys::Instant;
 /// });
 /// ```
 ///
-/// Unlike parking_lot's `Condvar`, the guard's monitor is reentrant and a
-/// wait restores its depth, and there is no poisoning.
+/// Unlike parking_lot's `Condvar`, the guard's monitor may be reentrant (a
+/// word's or a keyed one) and a wait restores its depth, and there is no
+/// poisoning.
 pub struct Condition {
     word: ConditionWord,
 }

@@ -99,6 +99,17 @@ impl RawMonitor {
         self.word.is_fair()
     }
 
+    /// The monitor a `lock_api` guard of this raw mutex holds, for a wait:
+    /// lock_api keeps the token (and its record) to itself, so the record is
+    /// found through the word.
+    #[track_caller]
+    fn monitor_ref(&self) -> sealed::MonitorRef<'_> {
+        sealed::MonitorRef {
+            word: &self.word,
+            record: self.word.current_thread_record().expect(NOT_HELD),
+        }
+    }
+
     #[inline(always)]
     fn token(&self, record: &'static LockRecord) -> RawMonitorToken {
         #[cfg(feature = "diagnostics")]
@@ -211,35 +222,27 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     }
 }
 
-impl RawMonitor {
-    /// The monitor a `lock_api` guard of this raw mutex holds, for a wait.
-    #[track_caller]
-    fn monitor_ref(&self) -> sealed::MonitorRef<'_> {
-        // lock_api's guards keep the token (and its record) to themselves;
-        // the word names the record that owns it.
-        match self.word.current_thread_record() {
-            Some(record) => sealed::MonitorRef {
-                word: &self.word,
-                record,
-            },
-            None => panic!("{NOT_HELD}"),
-        }
-    }
-}
-
-/// The panic message of a wait through a `lock_api` guard whose monitor the
-/// thread does not hold: only a broken contract of lock_api's `unsafe` raw
-/// access (a release behind the guard's back) gets there.
-const NOT_HELD: &str = "metalock: a Condition wait through a lock_api guard of a RawMonitor \
-    that the calling thread does not hold (released through lock_api's unsafe raw access \
-    while the guard lived)";
+/// The panic message of a `lock_api` guard of a `RawMonitor` asked for its
+/// monitor by a thread that does not hold it: through the hidden
+/// `__monitor_guard` of a guard shared with another thread (a waiting
+/// `Condition` takes the guard by `&mut`, which cannot leave its thread), or
+/// after a release behind the guard's back through lock_api's `unsafe` raw
+/// access.
+const NOT_HELD: &str = "metalock: a lock_api guard of a RawMonitor was used to wait on a thread \
+    that does not hold the RawMonitor (a guard shared with another thread, or a release \
+    through lock_api's unsafe raw access while the guard lived)";
 
 impl<T: ?Sized> sealed::Sealed for lock_api::MutexGuard<'_, RawMonitor, T> {
     #[track_caller]
     fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
-        // SAFETY: a wait releases the raw mutex and locks it again before it
-        // returns, as `MutexGuard::unlocked` does, while it borrows the
-        // guard mutably, so no reference to the data lives across it.
+        // SAFETY: `raw()` asks that operations on the raw lock keep every
+        // guard and reference to the data valid. This only reads the word;
+        // the one operation a `MonitorRef` allows is a wait, made by the
+        // crate's `Condition` on the owner's thread while it borrows this
+        // guard by `&mut`, so neither the guard nor a reference to the data
+        // is used while the lock is released, and the wait re-enters with the
+        // same record, so the guard's token names the owning record again
+        // (`RawMonitor`'s invariant) when the wait returns.
         let raw = unsafe { lock_api::MutexGuard::mutex(self).raw() };
         raw.monitor_ref()
     }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
 
-use common::Watchdog;
+use common::{Watchdog, panics};
 use metalock::__test_hooks::thread_has_exec_env;
 use metalock::{Condition, Instant, MultiUseWord, Synchronized};
 
@@ -319,11 +319,7 @@ fn a_condition_used_with_two_monitors_at_once_panics() {
         let mut g = second.lock();
         let result = panic::catch_unwind(AssertUnwindSafe(|| condition.wait(&mut g)));
         let message = result.expect_err("a second monitor must be refused");
-        let text = message
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| message.downcast_ref::<&str>().copied())
-            .unwrap_or_default();
+        let text = panics::message(&*message);
         assert!(
             text.contains("a condition belongs to one monitor at a time"),
             "{text}"

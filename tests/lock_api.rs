@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::Watchdog;
 #[cfg(target_os = "linux")]
 use common::blocked::Tid;
+use common::{Watchdog, panics};
 use lock_api::{ArcMutexGuard, MappedMutexGuard, MutexGuard, RawMutex};
 use metalock::{Condition, Interrupted, RawMonitor};
 use std::collections::VecDeque;
@@ -234,10 +234,10 @@ fn a_bounded_buffer_through_lock_api_guards_and_conditions() {
                         let mut sum = 0;
                         for _ in 0..ITEMS {
                             let mut items = buffer.lock();
-                            // A timed wait in a loop, as parking_lot users
-                            // write it.
+                            // Untimed, so that a lost notify hangs (and the
+                            // watchdog reports it).
                             while items.is_empty() {
-                                let _ = not_empty.wait_for(&mut items, Duration::from_millis(50));
+                                not_empty.wait(&mut items);
                             }
                             sum += items.pop_front().unwrap();
                             not_full.notify_all();
@@ -286,6 +286,7 @@ fn waits_through_lock_api_guards_come_back_holding_the_mutex() {
     assert!(held_by_another(&m));
     let result = changed.wait_while_for(&mut guard, |n| *n == 0, Duration::from_millis(1));
     assert!(result.timed_out());
+    assert!(held_by_another(&m));
 
     // An interrupt set before the wait ends it at once, and clears the flag.
     metalock::interrupt_handle().interrupt();
@@ -304,9 +305,14 @@ fn waits_through_lock_api_guards_come_back_holding_the_mutex() {
             handles.send(metalock::interrupt_handle()).unwrap();
             let end = changed.wait_for_interruptibly(&mut guard, Duration::from_secs(60));
             assert_eq!(end, Err(Interrupted));
+            assert!(held_by_another(&m));
             *guard += 1;
         });
-        handle.recv().unwrap().interrupt();
+        let handle = handle.recv().unwrap();
+        // The waiter holds the mutex from before it sent the handle until
+        // its wait releases it: once it is free, the waiter waits.
+        drop(m.lock());
+        handle.interrupt();
     });
     assert_eq!(*m.lock(), 2);
 
@@ -315,6 +321,7 @@ fn waits_through_lock_api_guards_come_back_holding_the_mutex() {
         s.spawn(|| {
             let mut guard = m.lock();
             changed.wait_while(&mut guard, |n| *n == 2);
+            assert!(held_by_another(&m));
             assert_eq!(*guard, 3);
         });
         loop {
@@ -362,15 +369,34 @@ fn a_condition_refuses_a_second_monitor_through_a_lock_api_guard() {
         (refused, held)
     });
     let payload = refused.expect_err("a wait with a second monitor was let in");
-    let message = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or_default();
+    let message = panics::message(&*payload);
     assert!(
         message.contains("a condition belongs to one monitor at a time"),
         "{message}"
     );
     assert!(held, "the refused wait released the mutex");
     assert!(!second.is_locked());
+}
+
+/// lock_api's guard of a `RawMonitor` is `Sync` when its value is, so the
+/// hidden method behind `Condition`'s waits can be reached from a thread
+/// that does not hold the monitor: it panics with a message naming that.
+#[test]
+fn a_lock_api_guard_asked_for_its_monitor_off_its_thread_panics() {
+    fn reach<G: metalock::AsMonitorGuard + Sync>(guard: &G) {
+        let _ = guard.__monitor_guard();
+    }
+    let m = Mutex::new(0_u32);
+    let guard = m.lock();
+    let refused = thread::scope(|s| s.spawn(|| reach(&guard)).join());
+    let payload = refused.expect_err("another thread reached the monitor");
+    let message = panics::message(&*payload);
+    assert!(
+        message.contains("does not hold the RawMonitor"),
+        "{message}"
+    );
+    // The owner's guard is untouched.
+    assert!(m.is_locked());
+    drop(guard);
+    assert!(!m.is_locked());
 }

@@ -242,8 +242,8 @@ impl MonitorGuard<'_> {
 
 impl sealed::MonitorRef<'_> {
     /// Waits on `set`; whether `deadline` passed first. Takes `&self`: the
-    /// public waits take `&mut self`, which is what keeps references into a
-    /// `Synchronized` value from living across the wait.
+    /// public waits take the guard by `&mut`, which is what keeps references
+    /// into a `Synchronized` value from living across the wait.
     #[track_caller]
     pub(crate) fn wait_on(&self, set: WaitSet<'_>, deadline: Option<Instant>) -> bool {
         self.word.wait(self.record, deadline, set, None) == WaitEnd::TimedOut
@@ -367,8 +367,9 @@ pub(crate) mod sealed {
     /// on `AsMonitorGuard` makes `__monitor_guard` callable from anywhere,
     /// so it is the returned type that stays closed.
     ///
-    /// Invariant: `record` is the calling thread's lock record that owns
-    /// the monitor of `word`, for as long as the guard it came from lives.
+    /// Invariant: made by the thread that owns the monitor of `word` through
+    /// `record`; a wait through it re-enters with the same record, so that
+    /// holds again when the wait returns.
     #[derive(Debug)]
     pub struct MonitorRef<'a> {
         pub(crate) word: &'a MultiUseWord,

@@ -172,7 +172,8 @@ pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord, op: &str)
     if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
         held.release(bits);
         // Only an unlock takes its record from the caller (a RawMonitor
-        // token); the others use the guard's own.
+        // token); the others use the guard's own, or the one the word names
+        // as the calling thread's (a wait through a lock_api guard).
         let hint = match op {
             "unlock" => {
                 " through the given lock record (a RawMonitor token must come from the same \

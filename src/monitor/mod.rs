@@ -172,7 +172,9 @@ impl MultiUseWord {
         self.inspect(|bits| {
             // SAFETY: a LOCKED word points at a record, and record batches
             // are never returned to the allocator (`LockRecord`'s first
-            // invariant), so the reference may be `'static`.
+            // invariant; under loom, not before the execution ends, and
+            // nothing of an execution outlives it), so the reference may be
+            // `'static`.
             owner_is(bits, ee).then(|| unsafe { &*record_of(bits) })
         })
     }

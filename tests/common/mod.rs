@@ -3,6 +3,7 @@
 #[cfg(target_os = "linux")]
 pub mod blocked;
 pub mod kinds;
+pub mod panics;
 pub mod rng;
 pub mod watched;
 
