@@ -110,83 +110,69 @@ impl BoundedBuffer for MetaCondBuffer {
     }
 }
 
-/// metalock through lock_api: `lock_api::Mutex<RawMonitor, _>` and two
-/// conditions, the parking_lot version with its types swapped. (A shuttle
-/// build has no `RawMonitor`.)
-#[cfg(not(feature = "shuttle"))]
-pub struct LockApiBuffer {
-    queue: lock_api::Mutex<metalock::RawMonitor, VecDeque<u64>>,
-    not_full: Condition,
-    not_empty: Condition,
-    capacity: usize,
+/// A bounded buffer written as parking_lot's users write it: a lock_api
+/// `Mutex` and two condition variables, `while` loops around `wait`,
+/// `notify_one`. One body for each pair of types it is measured with.
+macro_rules! condvar_buffer {
+    ($(#[$attr:meta])* $buffer:ident, $name:literal, $mutex:ty, $condvar:ty) => {
+        $(#[$attr])*
+        pub struct $buffer {
+            queue: $mutex,
+            not_full: $condvar,
+            not_empty: $condvar,
+            capacity: usize,
+        }
+
+        $(#[$attr])*
+        impl BoundedBuffer for $buffer {
+            const NAME: &'static str = $name;
+            fn new(capacity: usize) -> Self {
+                Self {
+                    queue: <$mutex>::new(VecDeque::with_capacity(capacity)),
+                    not_full: <$condvar>::new(),
+                    not_empty: <$condvar>::new(),
+                    capacity,
+                }
+            }
+            fn put(&self, item: u64) {
+                let mut queue = self.queue.lock();
+                while queue.len() >= self.capacity {
+                    self.not_full.wait(&mut queue);
+                }
+                queue.push_back(item);
+                self.not_empty.notify_one();
+            }
+            fn take(&self) -> u64 {
+                let mut queue = self.queue.lock();
+                while queue.is_empty() {
+                    self.not_empty.wait(&mut queue);
+                }
+                let item = queue.pop_front().expect("non-empty");
+                self.not_full.notify_one();
+                item
+            }
+        }
+    };
 }
 
-#[cfg(not(feature = "shuttle"))]
-impl BoundedBuffer for LockApiBuffer {
-    const NAME: &'static str = "metalock_lock_api";
-    fn new(capacity: usize) -> Self {
-        Self {
-            queue: lock_api::Mutex::new(VecDeque::with_capacity(capacity)),
-            not_full: Condition::new(),
-            not_empty: Condition::new(),
-            capacity,
-        }
-    }
-    fn put(&self, item: u64) {
-        let mut queue = self.queue.lock();
-        while queue.len() >= self.capacity {
-            self.not_full.wait(&mut queue);
-        }
-        queue.push_back(item);
-        self.not_empty.notify_one();
-    }
-    fn take(&self) -> u64 {
-        let mut queue = self.queue.lock();
-        while queue.is_empty() {
-            self.not_empty.wait(&mut queue);
-        }
-        let item = queue.pop_front().expect("non-empty");
-        self.not_full.notify_one();
-        item
-    }
-}
+condvar_buffer!(
+    /// metalock through lock_api: `lock_api::Mutex<RawMonitor, _>` and two
+    /// conditions, the parking_lot version with its types swapped. (A
+    /// shuttle build has no `RawMonitor`.)
+    #[cfg(not(feature = "shuttle"))]
+    LockApiBuffer,
+    "metalock_lock_api",
+    lock_api::Mutex<metalock::RawMonitor, VecDeque<u64>>,
+    Condition
+);
 
-/// parking_lot: a Mutex and two Condvars.
-pub struct PlBuffer {
-    queue: parking_lot::Mutex<VecDeque<u64>>,
-    not_full: parking_lot::Condvar,
-    not_empty: parking_lot::Condvar,
-    capacity: usize,
-}
-
-impl BoundedBuffer for PlBuffer {
-    const NAME: &'static str = "parking_lot";
-    fn new(capacity: usize) -> Self {
-        Self {
-            queue: parking_lot::Mutex::new(VecDeque::with_capacity(capacity)),
-            not_full: parking_lot::Condvar::new(),
-            not_empty: parking_lot::Condvar::new(),
-            capacity,
-        }
-    }
-    fn put(&self, item: u64) {
-        let mut queue = self.queue.lock();
-        while queue.len() >= self.capacity {
-            self.not_full.wait(&mut queue);
-        }
-        queue.push_back(item);
-        self.not_empty.notify_one();
-    }
-    fn take(&self) -> u64 {
-        let mut queue = self.queue.lock();
-        while queue.is_empty() {
-            self.not_empty.wait(&mut queue);
-        }
-        let item = queue.pop_front().expect("non-empty");
-        self.not_full.notify_one();
-        item
-    }
-}
+condvar_buffer!(
+    /// parking_lot: a Mutex and two Condvars.
+    PlBuffer,
+    "parking_lot",
+    parking_lot::Mutex<VecDeque<u64>>,
+    parking_lot::Condvar
+);
 
 /// std: a Mutex and two Condvars.
 pub struct StdBuffer {
