@@ -18,9 +18,11 @@ use crate::sys::Instant;
 /// at the same depth, like the monitor's own `wait`. A notify reaches only
 /// this condition's waiters, the one that has waited longest first; a
 /// notified waiter joins the monitor's entry queue, ahead of the threads
-/// that wait to enter, and re-contends when the monitor is released; if a
-/// thread that was running takes it first, the waiter is handed the monitor
-/// by the next release, so it blocks again at most once. Notifications are not remembered: a notify with nobody
+/// that wait to enter (but behind those passed over too long), and
+/// re-contends when the monitor is released; if a thread that was running
+/// takes it first, the waiter is handed the monitor by the release that
+/// finds it first in the queue, so it blocks again at most once.
+/// Notifications are not remembered: a notify with nobody
 /// waiting costs one load and does nothing. `notify_*` may be called with
 /// or without holding the monitor.
 ///

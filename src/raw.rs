@@ -69,8 +69,8 @@ impl RawMonitor {
         }
     }
 
-    /// An unlocked fair monitor: every unlock hands it to the thread that
-    /// has waited longest, as `unlock_fair` does. `lock_api::Mutex::new`
+    /// An unlocked fair monitor: every unlock hands it to the first thread
+    /// of its entry queue, as `unlock_fair` does. `lock_api::Mutex::new`
     /// starts from `RawMutex::INIT`, a plain monitor; build a fair mutex
     /// with `Mutex::from_raw`.
     ///

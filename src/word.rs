@@ -180,7 +180,7 @@ impl MultiUseWord {
 
     const_unless_loom! {
         /// A fair monitor with payload 0, unlocked: every release hands the
-        /// monitor to the thread that has been queued to enter longest, as
+        /// monitor to the first thread of its entry queue, as
         /// [`MonitorGuard::unlock_fair`](crate::MonitorGuard::unlock_fair)
         /// does, so ownership follows the queue's order. A plain monitor lets
         /// running threads barge in ahead of a queued thread that is still

@@ -155,10 +155,10 @@ impl<'a> MonitorGuard<'a> {
     }
 
     /// Marks the thread that has waited longest on this monitor as notified:
-    /// it joins the entry queue, ahead of the threads that wait to enter,
-    /// and re-contends when this thread releases the monitor (see
-    /// [`wait`](Self::wait)). Returns `false` if nobody was waiting: notifications are not
-    /// remembered.
+    /// it joins the entry queue, ahead of the threads that wait to enter
+    /// (but behind those passed over too long), and re-contends when this
+    /// thread releases the monitor (see [`wait`](Self::wait)). Returns
+    /// `false` if nobody was waiting: notifications are not remembered.
     ///
     /// ```
     /// use metalock::MultiUseWord;

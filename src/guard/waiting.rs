@@ -18,8 +18,8 @@ impl MonitorGuard<'_> {
     /// Releases the monitor fully, whatever the depth, blocks until another
     /// thread notifies, then re-enters at the same depth. A notified waiter
     /// re-contends when the monitor is released, and if a running thread
-    /// takes it first, is handed it by the next release: it blocks again at
-    /// most once. Like every condition wait, call it in a loop that
+    /// takes it first, is handed it by the release that finds it first in
+    /// the queue: it blocks again at most once. Like every condition wait, call it in a loop that
     /// re-checks the condition, or use [`wait_while`](Self::wait_while).
     ///
     /// ```

@@ -152,7 +152,7 @@ impl<T> Synchronized<T> {
 
     const_unless_loom! {
         /// Wraps `value` in a fair monitor, unlocked: every release hands the
-        /// monitor to the thread queued longest (see
+        /// monitor to the first thread of its entry queue (see
         /// [`MultiUseWord::new_fair`]), like `parking_lot::FairMutex`.
         ///
         /// ```

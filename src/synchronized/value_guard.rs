@@ -356,8 +356,8 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
         guard.monitor.unlocked(false, f)
     }
 
-    /// As [`unlocked`](Self::unlocked), handing the monitor to the thread
-    /// queued longest when it releases it (see
+    /// As [`unlocked`](Self::unlocked), handing the monitor to the first
+    /// thread of its entry queue when it releases it (see
     /// [`unlock_fair`](Self::unlock_fair)).
     ///
     /// ```
@@ -379,8 +379,8 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
         guard.monitor.unlocked(true, f)
     }
 
-    /// Hands the monitor to the thread queued longest, if any, and locks
-    /// it again behind that thread (parking_lot's `MutexGuard::bump`); does
+    /// Hands the monitor to the first thread of its entry queue, if any, and
+    /// locks it again behind that thread (parking_lot's `MutexGuard::bump`); does
     /// nothing when no thread is queued.
     ///
     /// ```
