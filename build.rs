@@ -60,6 +60,8 @@ fn main() {
         // `xchg`: locked and a full barrier on every x86.
         "x86" | "x86_64" => true,
         // SPARC V8 (`sparc`, not `sparc64`): `swap` exists, `cas` does not.
+        // V7 has no `swap` either, and no cfg tells it from V8: the docs
+        // require V8.
         "sparc" => !has_ptr_cas,
         // ARMv5 and earlier, in ARM state: `swp` exists, `ldrex`/`strex` do
         // not (ARMv6 deprecates `swp`, ARMv7 kernels trap it, Thumb has none).
@@ -69,10 +71,24 @@ fn main() {
     if swap_only && asm_swap {
         println!("cargo::rustc-cfg=metalock_asm_swap");
     }
+    // Such targets are tier 3, built with a nightly compiler, which shows
+    // this (unstable) list to build scripts: without it the build would stop
+    // on the first missing `AtomicUsize` instead of on the cause.
+    let has_ptr_load_store = list("CARGO_CFG_TARGET_HAS_ATOMIC_LOAD_STORE")
+        .split(',')
+        .any(|w| w == "ptr");
+    if !has_ptr_cas && asm_swap && !has_ptr_load_store {
+        panic!(
+            "metalock: the target {target} has no atomic types at all (max-atomic-width 0), and \
+             the swap-only backend needs pointer-width atomic loads and stores besides its \
+             assembly swap: build for a target spec that has them without a compare-and-swap \
+             (\"max-atomic-width\": 32, \"atomic-cas\": false), as in metalock's tests/targets/"
+        );
+    }
     if !has_ptr_cas && !asm_swap {
         panic!(
             "metalock: the target {target} has no pointer-width compare-and-swap, and metalock \
-             has no assembly swap for it (only for x86, SPARC V8, and ARMv5 or earlier in ARM \
+             has no assembly swap for it (only for x86, SPARC V8 and later, and ARMv5 or earlier in ARM \
              state): the swap-only backend needs an atomic swap"
         );
     }

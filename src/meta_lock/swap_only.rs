@@ -86,7 +86,7 @@ impl MetaLock<'_> {
 #[cfg(not(metalock_model))]
 const YIELD_ROUNDS: u32 = 4;
 
-/// Sleeps about 10 us * 2^`step`, at most about 1 ms, through the
+/// Sleeps about 10 us * 2^`step`, at most 1.28 ms, through the
 /// platform's timed wait on a private address that nobody wakes (one wait:
 /// a back-off need not be exact).
 #[cfg(not(metalock_model))]

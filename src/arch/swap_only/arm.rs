@@ -2,18 +2,24 @@
 //!
 //! Before ARMv6 there is no `ldrex`/`strex`, hence no compare-and-swap; `swp`
 //! loads `[Rn]` into `Rd` and stores `Rm` there atomically (ARM Architecture
-//! Reference Manual, ARMv5 edition, instruction SWP). These cores are uniprocessors without
-//! a weak memory model visible to software, and the assembly is a compiler
-//! barrier, so the swap is ordered like a sequentially consistent operation.
-//! `Rd` must differ from `Rn` and `Rm` from `Rn`: `previous` is a plain
-//! (early-clobber) output, so the compiler never shares its register with an
-//! input. `swp` exists in ARM state only; `build.rs` leaves Thumb builds on
-//! the `core` swap.
+//! Reference Manual, ARMv5 edition, instruction SWP). These cores are
+//! uniprocessors without a weak memory model visible to software, and the
+//! assembly is a compiler barrier, so the swap is ordered like a sequentially
+//! consistent operation. Code built for them and run on an ARMv6 or later
+//! multiprocessor loses that (ARMv7 kernels trap `swp` anyway). `Rn` must
+//! differ from `Rd` and `Rm`, which may be one register: the value goes in
+//! and the previous value comes out in one `inout` register, which the
+//! compiler never shares with the pointer's input. `swp` exists in ARM state
+//! only; `build.rs` leaves Thumb builds on the `core` swap.
 //!
-//! Compiled only for ARMv5 targets, which are not installed on the
-//! development machine: this file is reviewed, not built, there.
+//! Built for a target spec with 32-bit atomics and no compare-and-swap
+//! (`tests/targets/armv5te-swap-only.json`, with a nightly compiler); not run:
+//! there is no such CPU on the development machine.
 
 use core::arch::asm;
+
+// `swap_usize` narrows to 32 bits.
+const _: () = assert!(usize::BITS == 32);
 
 /// Atomically writes `value` to `*ptr` and returns the previous value.
 ///
@@ -21,7 +27,8 @@ use core::arch::asm;
 /// `ptr` is valid, 4-aligned, and accessed only atomically by others.
 #[inline(always)]
 pub(super) unsafe fn swap_usize(ptr: *mut usize, value: usize) -> usize {
-    // SAFETY: `usize` is `u32` on 32-bit ARM; the caller guarantees `ptr`.
+    // SAFETY: `usize` is `u32` here (asserted above); the caller guarantees
+    // `ptr`.
     unsafe { swap_u32(ptr.cast::<u32>(), value as u32) as usize }
 }
 
@@ -36,9 +43,8 @@ pub(super) unsafe fn swap_u32(ptr: *mut u32, value: u32) -> u32 {
     unsafe {
         asm!(
             // previous = [ptr]; [ptr] = value; atomically.
-            "swp {previous}, {value}, [{ptr}]",
-            previous = out(reg) previous,
-            value = in(reg) value,
+            "swp {exchanged}, {exchanged}, [{ptr}]",
+            exchanged = inout(reg) value => previous,
             ptr = in(reg) ptr,
             // No `nomem`: the swap orders memory. `swp` leaves the flags
             // alone.

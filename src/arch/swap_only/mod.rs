@@ -7,7 +7,10 @@
 //! targets that lack CAS (and on x86, so that the backend runs on ordinary
 //! hosts); on a target with CAS that the feature sends here, and under loom
 //! or Miri, which cannot see into assembly, it is the `core` (or loom) swap.
-//! `build.rs` decides, and stops a target that has neither.
+//! `build.rs` decides, and stops a target that has neither. Loads and stores
+//! are `core`'s: on the CPUs the assembly is for, LLVM calls
+//! `__atomic_load_4` / `__atomic_store_4` for them, which the program's
+//! runtime provides (the README, "Portability: backends and platforms").
 
 use crate::primitive::{AtomicUsize, Ordering};
 

@@ -1,18 +1,26 @@
 //! The swap on SPARC V8: `swap [address], %rd`.
 //!
-//! SPARC V8 has `swap` and `ldstub` but no `cas` (added in V9). `swap`
-//! exchanges a register with a 32-bit word atomically (The SPARC
-//! Architecture Manual, Version 8, instruction SWAP). Under the Total Store
-//! Order model that SPARC systems run, an atomic load-store counts as both a
-//! load and a store: it is not reordered with earlier stores or later loads,
-//! which gives the acquire and release ordering the meta-lock needs (Manual,
-//! chapter "Memory Model"). Pointers and `usize` are 32 bits wide here.
+//! SPARC V8 has `swap` and `ldstub` but no `cas` (added in V9); V7 has only
+//! `ldstub`, so a V7 CPU traps on this file's instruction, and the crate
+//! needs V8 or later there. `swap` exchanges a register with a 32-bit word
+//! atomically (The SPARC Architecture Manual, Version 8, instruction SWAP).
+//! Under Total Store Order an atomic load-store is not reordered with
+//! earlier stores or later loads and stores. Partial Store Order lets stores
+//! pass stores, also the store half of a load-store, so the swap sits
+//! between two `stbar`s: earlier stores are seen before it (release), and
+//! later stores after it (acquire; loads stay in order under both models).
+//! Under TSO a `stbar` orders nothing new. Pointers and `usize` are 32 bits
+//! wide here.
 //!
-//! Compiled only for `target_arch = "sparc"`, which is not installed on the
-//! development machine: this file is reviewed, not built, there; SPARC asm
-//! also needs a nightly compiler (`asm_experimental_arch`).
+//! Built for a target spec with 32-bit atomics and no compare-and-swap
+//! (`tests/targets/sparc-swap-only.json`; SPARC assembly needs a nightly
+//! compiler, `asm_experimental_arch`); not run: there is no such CPU on the
+//! development machine.
 
 use core::arch::asm;
+
+// `swap_usize` narrows to 32 bits.
+const _: () = assert!(usize::BITS == 32);
 
 /// Atomically writes `value` to `*ptr` and returns the previous value.
 ///
@@ -20,7 +28,8 @@ use core::arch::asm;
 /// `ptr` is valid, 4-aligned, and accessed only atomically by others.
 #[inline(always)]
 pub(super) unsafe fn swap_usize(ptr: *mut usize, value: usize) -> usize {
-    // SAFETY: `usize` is `u32` on SPARC V8; the caller guarantees `ptr`.
+    // SAFETY: `usize` is `u32` here (asserted above); the caller guarantees
+    // `ptr`.
     unsafe { swap_u32(ptr.cast::<u32>(), value as u32) as usize }
 }
 
@@ -34,12 +43,14 @@ pub(super) unsafe fn swap_u32(ptr: *mut u32, value: u32) -> u32 {
     // SAFETY: the caller guarantees `ptr`.
     unsafe {
         asm!(
-            // {exchanged} <-> [ptr], atomically.
+            // {exchanged} <-> [ptr], atomically, between store barriers.
+            "stbar",
             "swap [{ptr}], {exchanged}",
+            "stbar",
             ptr = in(reg) ptr,
             exchanged = inout(reg) exchanged,
             // No `nomem`: the swap orders memory (see the module docs).
-            // `swap` leaves the condition codes alone.
+            // Neither instruction touches the condition codes.
             options(nostack, preserves_flags),
         );
     }
