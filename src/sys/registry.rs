@@ -2,16 +2,28 @@
 //! call through [`get`].
 
 use super::Platform;
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 
-/// Points at a `&'static dyn Platform` (a thin pointer to the fat one),
-/// null until `set_platform` stores it; written once.
-static PLATFORM: AtomicPtr<&'static dyn Platform> = AtomicPtr::new(core::ptr::null_mut());
+/// The registered platform.
+///
+/// Invariant: written once, by the caller of `set_platform` that won
+/// `CLAIMED`, before it sets `PUBLISHED`; read only after `PUBLISHED` is
+/// seen set (Acquire). A cell and a flag rather than a pointer in an
+/// atomic: the reference is fat, and boxing it to make it thin would
+/// allocate, which a global allocator that locks monitors cannot do before
+/// there is a platform.
+struct Slot(UnsafeCell<Option<&'static dyn Platform>>);
+
+// SAFETY: the one write happens before every read (the invariant above).
+unsafe impl Sync for Slot {}
+
+static PLATFORM: Slot = Slot(UnsafeCell::new(None));
 /// Set by the first `set_platform`, by a swap (every backend has one).
 static CLAIMED: AtomicU32 = AtomicU32::new(0);
-/// Set, and woken, once `PLATFORM` is stored: where later callers block
-/// until then.
+/// Set, and woken, once `PLATFORM` is written: what `get` checks, and where
+/// later callers of `set_platform` block until then.
 static PUBLISHED: AtomicU32 = AtomicU32::new(0);
 
 /// Why [`set_platform`] refused.
@@ -30,18 +42,15 @@ impl core::fmt::Display for PlatformAlreadySet {
 /// first lock; later calls are refused, and return once the first
 /// call's platform is in place, so that the crate runs either way.
 pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlreadySet> {
-    // A thin pointer to the fat one, made before the claim so that the
-    // claim and the store are a few instructions apart.
-    let boxed = alloc::boxed::Box::new(platform);
-    // Relaxed: the claim only decides who stores; the store publishes.
+    // Relaxed: the claim only decides who writes; `PUBLISHED` publishes.
     if crate::arch::swap_u32(&CLAIMED, 1, Ordering::Relaxed) != 0 {
-        // Acquire: as in `get`. The winner stores right after its claim,
-        // but may be preempted there: block rather than spin, so that on a
-        // priority-scheduled uniprocessor it gets to run. Timed, in short
-        // steps, as the winner wakes through its own platform, which may
-        // not be ours.
+        // The winner publishes right after its claim, but may be preempted
+        // there: block rather than spin, so that on a priority-scheduled
+        // uniprocessor it gets to run. Timed, in short steps, as the
+        // winner wakes through its own platform, which may not be ours.
         let fenced = super::Fenced(platform);
-        while PLATFORM.load(Ordering::Acquire).is_null() {
+        // Acquire: as in `get`.
+        while PUBLISHED.load(Ordering::Acquire) == 0 {
             match fenced.now().checked_add(Duration::from_micros(100)) {
                 Some(deadline) => fenced.wait(&PUBLISHED, 0, Some(deadline)),
                 None => fenced.yield_now(),
@@ -49,12 +58,12 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
         }
         return Err(PlatformAlreadySet);
     }
-    // Leaked: it is never replaced. Release pairs with the Acquire load
-    // in `get`: a thread that sees the pointer sees the platform it
-    // points to.
-    PLATFORM.store(alloc::boxed::Box::into_raw(boxed), Ordering::Release);
-    // Relaxed: the callers waiting here read `PLATFORM`, not this flag.
-    PUBLISHED.store(1, Ordering::Relaxed);
+    // SAFETY: the claim makes this the only write, and nobody reads before
+    // `PUBLISHED` is set below (`Slot`'s invariant).
+    unsafe { *PLATFORM.0.get() = Some(platform) };
+    // Release pairs with the Acquire loads in `get` and above: a thread
+    // that sees the flag sees the platform.
+    PUBLISHED.store(1, Ordering::Release);
     super::Fenced(platform).wake(&PUBLISHED);
     Ok(())
 }
@@ -62,13 +71,15 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
 #[inline]
 pub(crate) fn get() -> super::Fenced {
     // Acquire pairs with the Release store in `set_platform`.
-    let ptr = PLATFORM.load(Ordering::Acquire);
-    assert!(
-        !ptr.is_null(),
+    let platform = if PUBLISHED.load(Ordering::Acquire) != 0 {
+        // SAFETY: read once published, so after the one write (`Slot`'s
+        // invariant).
+        unsafe { *PLATFORM.0.get() }
+    } else {
+        None
+    };
+    super::Fenced(platform.expect(
         "metalock: no platform registered; without the `std` feature call \
-         metalock::platform::set_platform before the first lock"
-    );
-    // SAFETY: a non-null pointer came from the leaked box of
-    // `set_platform` and is never changed or freed.
-    super::Fenced(unsafe { *ptr })
+         metalock::platform::set_platform before the first lock",
+    ))
 }
