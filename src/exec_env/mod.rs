@@ -181,6 +181,10 @@ pub(crate) struct ExecEnv {
     /// hand-off fields above serve one meta-lock at a time), and this is how
     /// it tells, before its swap, that code run under one asks for another.
     pub(crate) meta_lock_held: UnsafeCell<usize>,
+    /// Thread-owned: the thread holds a stripe of the wait table. Code the
+    /// crate runs there (a platform callback) that asks for one would wait
+    /// for itself, silently, if the two keys shared the stripe.
+    pub(crate) stripe_held: UnsafeCell<bool>,
     /// Thread-owned: the NEUTRAL form in which the thread's last keyed lock
     /// found its address's home, if the home was keyed for it, else zero:
     /// the next keyed lock's guess (`monitor::home`).
@@ -230,6 +234,7 @@ impl ExecEnv {
             #[cfg(feature = "__test-hooks")]
             in_meta_lock_seam: UnsafeCell::new(false),
             meta_lock_held: UnsafeCell::new(0),
+            stripe_held: UnsafeCell::new(false),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
             stats: counters::ThreadStats::new(),

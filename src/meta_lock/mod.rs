@@ -173,8 +173,11 @@ fn note_taken(ee: &ExecEnv, word: &MultiUseWord) {
     count_held(true);
 }
 
-/// Stops the process on a nested meta-lock, with no panic: the panic hook
-/// is user code, which must not run while this thread holds a meta-lock.
+/// Stops the process on a nested meta-lock without unwinding. With `std`,
+/// without a panic either: the panic hook is user code, which must not run
+/// while this thread holds a meta-lock. Without `std` the message goes
+/// through the panic handler, and a handler that meets the misuse again
+/// stops there (`sys::abort_with`).
 #[cold]
 #[inline(never)]
 fn nested(same_word: bool) -> ! {

@@ -131,7 +131,7 @@ impl ConditionWord {
     fn notify_waiters(&self, all: bool) -> usize {
         ExecEnv::with_current(|ee| {
             count!(ee, notifies);
-            stripe(self.id(), true).with(|waiting| {
+            stripe(self.id(), true).with(ee, |waiting| {
                 // Relaxed: written only under the stripe we hold.
                 let bound = self.bound.load(Ordering::Relaxed);
                 if bound == 0 {

@@ -106,7 +106,7 @@ impl MultiUseWord {
         );
         let key = self.wait_key(set);
         let home = home_with(self);
-        let started = stripe(key, set.is_condition()).with(|waiting| {
+        let started = stripe(key, set.is_condition()).with(ee, |waiting| {
             // SAFETY: we hold the stripe; the record is ours and owns the
             // monitor.
             unsafe { self.start_waiting(ee, record, waiting, key, home, set) }
@@ -135,7 +135,7 @@ impl MultiUseWord {
         if signal == SIGNAL_NONE {
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
-            let left = stripe(key, set.is_condition()).with(|waiting| {
+            let left = stripe(key, set.is_condition()).with(ee, |waiting| {
                 let left = waiting.remove(record);
                 if left && let WaitSet::Condition(condition) = set {
                     condition.unbind_unless_waited_on(waiting);
@@ -275,7 +275,9 @@ impl MultiUseWord {
             return 0;
         }
         // SAFETY: we own the monitor, so the word is alive.
-        stripe.with(|waiting| unsafe { self.move_waiters(ee, waiting, key, all) })
+        stripe.with(ee, |waiting| unsafe {
+            self.move_waiters(ee, waiting, key, all)
+        })
     }
 
     /// Moves the records that wait on `key` (the longest-waiting one, or

@@ -11,14 +11,23 @@
 //! into the monitor's queue.
 //!
 //! Lock order: stripe, then meta-lock. No thread waits for a stripe while it
-//! holds a meta-lock.
+//! holds a meta-lock or another stripe; code the crate runs there that asks
+//! for one stops the process with a message.
 
 use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, NOT_WAITING};
 use crate::primitive::{AtomicUsize, Ordering, SysMutex};
+
+/// What a thread that asks for a stripe while it holds one, or a meta-lock,
+/// stops with.
+const NESTED: &str = "metalock: a thread asked for a wait-table stripe while it holds one or a \
+    meta-lock (code that the crate runs while it waits or notifies, a global allocator or a \
+    platform callback, waited on or notified a metalock monitor or condition): it could wait \
+    for itself forever";
 
 /// The waiting records of one stripe, oldest first, linked through their
 /// `queue` field.
@@ -88,8 +97,31 @@ impl Stripe {
         self.waiting.load(Ordering::Relaxed) != 0
     }
 
-    /// Runs `f` with the stripe's lock held.
-    pub(super) fn with<R>(&self, f: impl FnOnce(&mut Waiting<'_>) -> R) -> R {
+    /// Runs `f` with the stripe's lock held, on the thread of `ee`; stops
+    /// the process if that thread holds a stripe or a meta-lock already
+    /// (code that the crate runs there, a platform callback or a global
+    /// allocator, waited or notified).
+    pub(super) fn with<R>(&self, ee: &ExecEnv, f: impl FnOnce(&mut Waiting<'_>) -> R) -> R {
+        // SAFETY: thread-owned fields of the calling thread's EE.
+        let nested = ee.stripe_held.with(|held| unsafe { *held })
+            || ee.meta_lock_held.with(|held| unsafe { *held }) != 0;
+        if nested {
+            crate::sys::abort_with(NESTED);
+        }
+        /// Clears the flag on every way out, the panic of a wait on a
+        /// monitor the thread does not own included (see `SysMutex::with`).
+        struct Held<'a>(&'a ExecEnv);
+
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                // SAFETY: a thread-owned field, dropped on its thread.
+                self.0.stripe_held.with_mut(|held| unsafe { *held = false });
+            }
+        }
+
+        // SAFETY: as above.
+        ee.stripe_held.with_mut(|held| unsafe { *held = true });
+        let _held = Held(ee);
         self.list.with(|list| {
             f(&mut Waiting {
                 list,

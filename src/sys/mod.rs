@@ -81,7 +81,7 @@ impl Instant {
 /// Beyond safety, a rule: no callback calls a metalock function (locks,
 /// notifies, reads a payload), directly or through code it calls, such as a
 /// global allocator. The crate calls them while it holds or waits for a
-/// meta-lock, and a thread holds one at a time: a callback that needs one
+/// meta-lock or a stripe of its wait table: a callback that needs another
 /// stops the process with a message saying so.
 ///
 /// The simplest sound platform never blocks: a `wait` that returns at once
@@ -311,6 +311,17 @@ pub(crate) fn abort_with(message: &str) -> ! {
         /// runtime aborts instead, after the panic handler saw the message.
         extern "C" fn abort_with_message(message: &&str) -> ! {
             panic!("{}", message)
+        }
+        /// Set by the first abort. The panic handler is user code that may
+        /// use the crate again (log through a locked device, say) and meet
+        /// the same misuse: `core` counts no panics, so a second abort
+        /// would recurse until the stack overflows. It stops there instead.
+        static ABORTING: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+        // Relaxed: only which call came first matters.
+        if crate::arch::swap_u32(&ABORTING, 1, core::sync::atomic::Ordering::Relaxed) != 0 {
+            loop {
+                core::hint::spin_loop();
+            }
         }
         abort_with_message(&message)
     }

@@ -82,9 +82,10 @@ unsafe impl Platform for StdPlatform {
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         use core::sync::atomic::Ordering;
         let key = word as *const AtomicU32 as usize;
-        // SAFETY: the key is the address of an atomic owned by this crate's
-        // parker, so no other user of the parking lot parks on it; the
-        // closures neither panic nor call back into the parking lot.
+        // SAFETY: the key is the address of a live `AtomicU32`, which no
+        // other live parking_lot primitive can share (each parks on its own
+        // address); the closures neither panic nor call back into the
+        // parking lot.
         unsafe {
             parking_lot_core::park(
                 key,
@@ -101,7 +102,7 @@ unsafe impl Platform for StdPlatform {
     #[cfg(not(metalock_futex))]
     fn wake(&self, word: &AtomicU32) {
         let key = word as *const AtomicU32 as usize;
-        // SAFETY: see `wait`: the key belongs to this crate's parker.
+        // SAFETY: see `wait`: the key is a live atomic's address.
         unsafe {
             parking_lot_core::unpark_all(key, parking_lot_core::DEFAULT_UNPARK_TOKEN);
         }

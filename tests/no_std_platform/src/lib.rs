@@ -15,6 +15,11 @@ use std::time::Duration;
 /// wedging.
 pub static PANIC_IN_NOW: AtomicBool = AtomicBool::new(false);
 
+/// A function the platform's `wake` runs once, taken out when it runs: for
+/// the test that a callback which uses the crate stops the process with a
+/// message instead of waiting for itself.
+pub static ON_WAKE: std::sync::Mutex<Option<fn()>> = std::sync::Mutex::new(None);
+
 /// Calls of the platform's `wait` since the process began: for the tests
 /// that check when the crate blocks.
 pub static WAITS: AtomicUsize = AtomicUsize::new(0);
@@ -82,6 +87,10 @@ unsafe impl Platform for StdThreads {
     }
 
     fn wake(&self, _word: &AtomicU32) {
+        let hook = ON_WAKE.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(hook) = hook {
+            hook();
+        }
         drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
         self.condvar.notify_all();
     }
