@@ -140,9 +140,20 @@ impl LockRecord {
     /// of donated records, or before the EE that holds the record is
     /// published: it is in no queue, no word and on no free list.
     pub(crate) unsafe fn set_owner(&self, owner: usize) {
-        // Relaxed: other threads read it only through a word this thread
-        // publishes later, with Release, once it installs the record.
-        self.owner.store(owner, Ordering::Relaxed);
+        // Other threads read it through a word this thread publishes later,
+        // with Release, once it installs the record. Release here too for
+        // the thread dump, which reads records without a word: it pairs
+        // with the Acquire of `owner_for_dump`.
+        self.owner.store(owner, Ordering::Release);
+    }
+
+    /// The owner, read by a thread dump, which reaches the record through
+    /// no word: Acquire pairs with `set_owner`'s Release, so that a dump
+    /// that sees a new owner sees the old owner's notes cleared (they were,
+    /// before the record was donated).
+    #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+    pub(crate) fn owner_for_dump(&self) -> usize {
+        self.owner.load(Ordering::Acquire)
     }
 
     /// # Safety

@@ -9,7 +9,9 @@
 //! otherwise disturbs a thread: they read what each thread publishes about
 //! itself and the words it blocks on, and take no meta-lock. (A thread that
 //! starts or stops blocking meanwhile may wait for the few loads a snapshot
-//! makes of it, under its small lock.)
+//! makes of it, under its small lock; so may a thread that notifies it,
+//! while holding the monitor and the stripe of the wait table, so a
+//! snapshot preempted there delays that monitor and stripe until it runs.)
 //!
 //! ```
 //! use metalock::MultiUseWord;
@@ -29,7 +31,10 @@
 //! entry, whose value's address the dump shows too. With the
 //! feature on, each guard notes its monitor in its lock record (a plain
 //! store when it locks and one when it unlocks), and a snapshot reads every
-//! record; with it off, none of this is built.
+//! record; with it off, none of this is built. An enter that takes the slow
+//! path also notes that it blocks: two small lock and unlock pairs and a
+//! clock read. On the compare-and-swap backend that is a contended enter;
+//! on the swap-only backend and with `meta-lock-only`, every enter.
 
 mod display;
 mod dump;
@@ -224,11 +229,16 @@ pub fn deadlocks() -> Vec<Deadlock> {
 fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
     let mut held: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     let mut note = |record: &LockRecord| {
-        // Acquire: see `guard::note_held`.
+        // The owner before and after the note: a record that changed hands
+        // in between (donated by an exited thread) may pair its old owner's
+        // note with its new owner, and is left out.
+        let owner = record.owner_for_dump();
+        // Acquire: see `guard::note_held`; it also keeps the second read of
+        // the owner after this one.
         let word = record.diag_word.load(Ordering::Acquire);
-        if word != 0 {
+        if word != 0 && record.owner() == owner {
             let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
-            held.entry(record.owner()).or_default().push((word, depth));
+            held.entry(owner).or_default().push((word, depth));
         }
     };
     for ee in all_envs() {

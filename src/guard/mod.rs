@@ -349,8 +349,10 @@ pub(crate) fn note_held(word: &MultiUseWord, record: &LockRecord, held: bool) {
     // Relaxed: thread dumps read these as a snapshot of what the thread
     // holds. Except the word noted: its Release pairs with the dump's
     // Acquire load, so that a dump that sees it sees the record's owner as
-    // of the note (a record donated by an exited thread names its new
-    // owner before that owner notes a word in it).
+    // of the note or a later one (a record donated by an exited thread
+    // names its new owner before that owner notes a word in it); the dump
+    // reads the owner before and after, and drops a record that changed
+    // hands in between.
     if held {
         record
             .diag_word
