@@ -31,10 +31,11 @@
 //! entry, whose value's address the dump shows too. With the
 //! feature on, each guard notes its monitor in its lock record (a plain
 //! store when it locks and one when it unlocks), and a snapshot reads every
-//! record; with it off, none of this is built. An enter that takes the slow
-//! path also notes that it blocks: two small lock and unlock pairs and a
-//! clock read. On the compare-and-swap backend that is a contended enter;
-//! on the swap-only backend and with `meta-lock-only`, every enter.
+//! record; with it off, none of this is built. An enter that goes to the
+//! meta-lock also notes that it blocks: two small lock and unlock pairs and
+//! a clock read. On the compare-and-swap backend that is an enter whose
+//! spin failed; on the swap-only backend and with `meta-lock-only`, every
+//! enter.
 
 mod display;
 mod dump;

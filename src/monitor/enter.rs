@@ -260,13 +260,6 @@ impl MultiUseWord {
         // may lock monitors.
         // SAFETY: `ee` is the calling thread's EE.
         let _kept = unsafe { ee.keep_bound_if_detached() };
-        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        let _blocked = ee.diag.block(
-            self as *const MultiUseWord as usize,
-            false,
-            deadline.is_some(),
-            None,
-        );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST && let Some(record) = self.spin_then_fused_lock(ee, None) {
             return Some(record);
@@ -275,6 +268,16 @@ impl MultiUseWord {
         // Allocates, if the free list is empty, before the meta-lock.
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
+        // Blocked from here, not during the spin or the allocation: a
+        // thread dump must not show a thread that runs an allocator (which
+        // may hold another monitor meanwhile) as blocked on this one.
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        let _blocked = ee.diag.block(
+            self as *const MultiUseWord as usize,
+            false,
+            deadline.is_some(),
+            None,
+        );
         let held = self.get_meta_lock(ee);
         let bits = held.bits;
         if owner_is(bits, ee) {

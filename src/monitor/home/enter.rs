@@ -197,13 +197,6 @@ impl Home {
         // may lock monitors.
         // SAFETY: `ee` is the calling thread's EE.
         let _kept = unsafe { ee.keep_bound_if_detached() };
-        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        let _blocked = ee.diag.block(
-            core::ptr::from_ref(&self.word) as usize,
-            false,
-            !matches!(patience, Patience::Until(None)),
-            Some(self.address_of(key)),
-        );
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST
             && matches!(patience, Patience::Until(_))
@@ -214,6 +207,14 @@ impl Home {
         // Allocates, if the free list is empty, before the meta-lock.
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
+        // Blocked from here, as in `enter_slow_until`.
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        let _blocked = ee.diag.block(
+            core::ptr::from_ref(&self.word) as usize,
+            false,
+            !matches!(patience, Patience::Until(None)),
+            Some(self.address_of(key)),
+        );
         let mut held = self.word.get_meta_lock(ee);
         let neutral = neutral_form(&held);
         if key_part(neutral) != key {
