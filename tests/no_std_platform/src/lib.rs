@@ -130,3 +130,47 @@ pub fn register() -> Result<(), platform::PlatformAlreadySet> {
 pub fn in_the_future(d: Duration) -> Instant {
     Instant::now().checked_add(d).expect("deadline overflow")
 }
+
+/// The environment variable that tells a test it runs as the child of
+/// [`aborts_in_child`].
+const CHILD: &str = "METALOCK_NO_STD_PLATFORM_CHILD";
+
+/// For a test that must abort the process: in the test, returns `false`
+/// after running the test binary again on `test` alone and checking that it
+/// aborted (SIGABRT on Unix) within 30 s, with `message` and not
+/// "UNREACHABLE" on its standard error; in that child, returns `true`, and
+/// the test goes on to abort.
+pub fn aborts_in_child(test: &str, message: &str) -> bool {
+    use std::process::{Command, Stdio};
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture"])
+        .env(CHILD, "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary runs again");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the child hung instead of aborting");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the child survived:\n{stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(output.status.signal(), Some(6), "not aborted:\n{stderr}");
+    }
+    assert!(
+        stderr.contains(message),
+        "no message on standard error:\n{stderr}"
+    );
+    assert!(!stderr.contains("UNREACHABLE"), "{stderr}");
+    false
+}

@@ -2,53 +2,21 @@
 //! stripe of the same condition (here `wake`, run as a notify without the
 //! monitor hands the monitor to the waiter) stops the process with a
 //! message; it used to wait for itself on the stripe's lock, silently.
-//! Checked in a child process, with a deadline: the test runs itself again
-//! with `CHILD` set.
+//! Checked in a child process, which must abort within a deadline.
 
 use metalock::{Condition, MultiUseWord};
-use metalock_no_std_platform::{ON_WAKE, install};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-const CHILD: &str = "METALOCK_NESTED_CALLBACK_CHILD";
+use metalock_no_std_platform::{ON_WAKE, aborts_in_child, install};
+use std::time::Duration;
 
 static WORD: MultiUseWord = MultiUseWord::new();
 static READY: Condition = Condition::new();
 
 #[test]
 fn a_callback_that_notifies_under_the_stripe_aborts_with_a_message() {
-    if std::env::var_os(CHILD).is_none() {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "a_callback_that_notifies_under_the_stripe_aborts_with_a_message",
-                "--exact",
-                "--nocapture",
-            ])
-            .env(CHILD, "1")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the test binary runs again");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                child.kill().unwrap();
-                panic!("the child hung: the callback waited for itself");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let output = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "the child survived:\n{stderr}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(output.status.signal(), Some(6), "not aborted:\n{stderr}");
-        }
-        assert!(
-            stderr.contains("metalock: a thread asked for a wait-table stripe while it holds one"),
-            "no message on standard error:\n{stderr}"
-        );
-        assert!(!stderr.contains("UNREACHABLE"), "{stderr}");
+    if !aborts_in_child(
+        "a_callback_that_notifies_under_the_stripe_aborts_with_a_message",
+        "metalock: a thread asked for a wait-table stripe while it holds one",
+    ) {
         return;
     }
     install();

@@ -1,40 +1,18 @@
 //! A platform callback that panics in the middle of the protocol (here the
 //! clock, read while a timed wait blocks) aborts the process with a message
-//! instead of unwinding through it. Checked in a child process: the test
-//! runs itself again with `CHILD` set.
+//! instead of unwinding through it. Checked in a child process.
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{PANIC_IN_NOW, in_the_future, install};
-use std::process::Command;
+use metalock_no_std_platform::{PANIC_IN_NOW, aborts_in_child, in_the_future, install};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-const CHILD: &str = "METALOCK_PANICKING_PLATFORM_CHILD";
-
 #[test]
 fn a_panicking_clock_aborts_with_a_message() {
-    if std::env::var_os(CHILD).is_none() {
-        let output = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "a_panicking_clock_aborts_with_a_message",
-                "--exact",
-                "--nocapture",
-            ])
-            .env(CHILD, "1")
-            .output()
-            .expect("the test binary runs again");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "the child survived:\n{stderr}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(output.status.signal(), Some(6), "not aborted:\n{stderr}");
-        }
-        assert!(
-            stderr.contains("metalock: a panic unwound in the middle of the locking protocol"),
-            "no message on standard error:\n{stderr}"
-        );
-        assert!(!stderr.contains("UNREACHABLE"), "{stderr}");
+    if !aborts_in_child(
+        "a_panicking_clock_aborts_with_a_message",
+        "metalock: a panic unwound in the middle of the locking protocol",
+    ) {
         return;
     }
     install();
