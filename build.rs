@@ -88,8 +88,8 @@ fn main() {
     if !has_ptr_cas && !asm_swap {
         panic!(
             "metalock: the target {target} has no pointer-width compare-and-swap, and metalock \
-             has no assembly swap for it (only for x86, SPARC V8 and later, and ARMv5 or earlier in ARM \
-             state): the swap-only backend needs an atomic swap"
+             has no assembly swap for it (only for x86, SPARC V8 and later, and ARMv5 or earlier \
+             in ARM state): the swap-only backend needs an atomic swap"
         );
     }
 }
