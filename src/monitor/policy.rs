@@ -18,9 +18,17 @@
 //! million items per second to 0.03 to 0.2 million, in most runs).
 
 use crate::primitive::SpinWait;
+use crate::sys::Instant;
 
-/// The spin a waiter runs before it parks.
+/// The spin a waiter runs before it parks: none once its deadline has
+/// passed, so that a wait with a zero timeout returns without yielding.
 #[inline]
-pub(super) fn wait_spin() -> SpinWait {
+pub(super) fn wait_spin(deadline: Option<Instant>) -> SpinWait {
+    #[cfg(not(metalock_model))]
+    if deadline.is_some_and(|deadline| crate::sys::get().now() >= deadline) {
+        return SpinWait::with_limit(0);
+    }
+    #[cfg(metalock_model)]
+    let _ = deadline;
     SpinWait::default()
 }

@@ -231,7 +231,7 @@ impl MultiUseWord {
         // are visible.
         let signal = || ee.monitor_signal.load(Ordering::Acquire);
         let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
-        let mut spin = policy::wait_spin();
+        let mut spin = policy::wait_spin(deadline);
         while spin.spin() {
             if signal() != SIGNAL_NONE {
                 return signal();
