@@ -207,7 +207,10 @@ impl Condition {
     ///
     /// # Panics
     ///
-    /// If other threads wait on this condition with another monitor.
+    /// If other threads wait on this condition with another monitor, and no
+    /// interrupt is pending: a pending interrupt ends the wait before it
+    /// looks at the condition (as Java's `await` checks the interrupt
+    /// first).
     ///
     /// ```
     /// use metalock::{Condition, Interrupted, Synchronized};
