@@ -117,6 +117,91 @@ fn a_condition_wait_is_interruptible() {
     );
 }
 
+/// A condition waited on with a second monitor panics, unless an
+/// interrupt is pending: that ends the wait first, as Java's `await` checks
+/// the interrupt before anything else.
+#[test]
+fn a_pending_interrupt_ends_a_condition_wait_before_its_monitor_is_checked() {
+    let first = Synchronized::new(false); // the waiter may go
+    let other = MultiUseWord::new();
+    let condition = Condition::new();
+    let waiting = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut go = first.lock();
+            waiting.store(true, Relaxed);
+            condition.wait_while(&mut go, |go| !*go);
+        });
+        // The waiter set the flag and waited in one hold of the monitor.
+        while !{
+            let _held = first.lock();
+            waiting.load(Relaxed)
+        } {
+            thread::yield_now();
+        }
+        let mut guard = other.lock();
+        metalock::interrupt_handle().interrupt();
+        assert_eq!(
+            condition.wait_for_interruptibly(&mut guard, NEVER),
+            Err(Interrupted)
+        );
+        assert!(!metalock::interrupted(), "the interrupt was reported");
+        drop(guard);
+        *first.lock() = true;
+        condition.notify_all();
+    });
+}
+
+/// Each interrupt of a waiter that sleeps (or still spins) in an
+/// interruptible wait ends that wait with `Err(Interrupted)`, once, and
+/// leaves the flag clear: timed and untimed, on the monitor's wait set and
+/// on a condition. An interrupt cleared without being reported leaves the
+/// untimed wait asleep (the watchdog) and the timed one timing out.
+#[test]
+fn every_interrupt_of_a_waiter_is_reported_once() {
+    const ROUNDS: u32 = 100;
+    let _watchdog = Watchdog::arm(Duration::from_secs(300));
+    let started = Synchronized::new(0_u32); // waits started
+    let condition = Condition::new();
+    thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let (started, condition) = (&started, &condition);
+        let waiter = s.spawn(move || {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let mut guard = started.lock();
+            for round in 0..4 * ROUNDS {
+                *guard += 1;
+                let result = match round % 4 {
+                    0 => guard.wait_interruptibly().map(|()| false),
+                    1 => guard
+                        .wait_for_interruptibly(NEVER)
+                        .map(|end| end.timed_out()),
+                    2 => condition.wait_interruptibly(&mut guard).map(|()| false),
+                    _ => condition
+                        .wait_for_interruptibly(&mut guard, NEVER)
+                        .map(|end| end.timed_out()),
+                };
+                assert_eq!(result, Err(Interrupted), "round {round}");
+                assert!(!metalock::interrupted(), "round {round}: reported twice");
+            }
+        });
+        let handle = rx.recv().unwrap();
+        for round in 1..=4 * ROUNDS {
+            // The waiter counted the round and waited in one hold of the
+            // monitor: it is in the wait set now.
+            while *started.lock() < round {
+                thread::yield_now();
+            }
+            // Half the time while it may still spin, half once it parked.
+            if round % 2 == 0 {
+                thread::sleep(Duration::from_millis(1));
+            }
+            handle.interrupt();
+        }
+        waiter.join().unwrap();
+    });
+}
+
 /// Where the waiters of `notify_races_an_interrupt` wait.
 #[derive(Clone, Copy)]
 enum Set<'a> {
