@@ -16,6 +16,10 @@ use crate::exec_env::all_envs;
 /// Totals of the synchronization events of all threads so far. Its
 /// `Display` is a table of the counts, one per line.
 ///
+/// Each thread counts in a `usize`: where that has 32 bits, every total is
+/// modulo 2<sup>32</sup>, and [`since`](Self::since) is exact as long as
+/// fewer than 2<sup>32</sup> events of a kind came in between.
+///
 /// ```
 /// use metalock::stats;
 ///
@@ -96,19 +100,22 @@ pub fn snapshot() -> Snapshot {
         let s = &env.stats;
         // Relaxed: counters carry no data; a snapshot needs no ordering.
         let get = |c: &AtomicUsize| c.load(Ordering::Relaxed) as u64;
-        total.get_meta_lock += get(&s.get_meta_lock);
-        total.get_meta_lock_slow += get(&s.get_meta_lock_slow);
-        total.extra_fast_hits += get(&s.extra_fast_hits);
-        total.extra_fast_misses += get(&s.extra_fast_misses);
-        total.blocking_enters += get(&s.blocking_enters);
-        total.waits += get(&s.waits);
-        total.notifies += get(&s.notifies);
-        total.hand_overs += get(&s.hand_overs);
-        total.futile_wakeups += get(&s.futile_wakeups);
-        total.wake_to_block += get(&s.wake_to_block);
-        total.spins_won += get(&s.spins_won);
-        total.spins_lost += get(&s.spins_lost);
-        total.lock_records_allocated += get(&s.lock_records_allocated);
+        // The counters wrap, so on 32 bits the sums are taken modulo 2^32
+        // below (the sum of the residues is the residue of the sum).
+        total.get_meta_lock = wrap(total.get_meta_lock + get(&s.get_meta_lock));
+        total.get_meta_lock_slow = wrap(total.get_meta_lock_slow + get(&s.get_meta_lock_slow));
+        total.extra_fast_hits = wrap(total.extra_fast_hits + get(&s.extra_fast_hits));
+        total.extra_fast_misses = wrap(total.extra_fast_misses + get(&s.extra_fast_misses));
+        total.blocking_enters = wrap(total.blocking_enters + get(&s.blocking_enters));
+        total.waits = wrap(total.waits + get(&s.waits));
+        total.notifies = wrap(total.notifies + get(&s.notifies));
+        total.hand_overs = wrap(total.hand_overs + get(&s.hand_overs));
+        total.futile_wakeups = wrap(total.futile_wakeups + get(&s.futile_wakeups));
+        total.wake_to_block = wrap(total.wake_to_block + get(&s.wake_to_block));
+        total.spins_won = wrap(total.spins_won + get(&s.spins_won));
+        total.spins_lost = wrap(total.spins_lost + get(&s.spins_lost));
+        total.lock_records_allocated =
+            wrap(total.lock_records_allocated + get(&s.lock_records_allocated));
     }
     total
 }
@@ -128,23 +135,43 @@ impl Snapshot {
     /// let delta = stats::snapshot().since(&before);
     /// assert_eq!((delta.notifies, delta.waits), (1, 0));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Where `usize` has 64 bits, if `earlier` counts more than `self`: it
+    /// was taken later.
     pub fn since(&self, earlier: &Snapshot) -> Snapshot {
+        let delta = |later: u64, earlier: u64| match usize::BITS {
+            64 => later.checked_sub(earlier).expect(
+                "Snapshot::since: the `earlier` snapshot counts more than this one: it was \
+                 taken later",
+            ),
+            _ => wrap(later.wrapping_sub(earlier)),
+        };
         Snapshot {
-            get_meta_lock: self.get_meta_lock - earlier.get_meta_lock,
-            get_meta_lock_slow: self.get_meta_lock_slow - earlier.get_meta_lock_slow,
-            extra_fast_hits: self.extra_fast_hits - earlier.extra_fast_hits,
-            extra_fast_misses: self.extra_fast_misses - earlier.extra_fast_misses,
-            blocking_enters: self.blocking_enters - earlier.blocking_enters,
-            waits: self.waits - earlier.waits,
-            notifies: self.notifies - earlier.notifies,
-            hand_overs: self.hand_overs - earlier.hand_overs,
-            futile_wakeups: self.futile_wakeups - earlier.futile_wakeups,
-            wake_to_block: self.wake_to_block - earlier.wake_to_block,
-            spins_won: self.spins_won - earlier.spins_won,
-            spins_lost: self.spins_lost - earlier.spins_lost,
-            lock_records_allocated: self.lock_records_allocated - earlier.lock_records_allocated,
+            get_meta_lock: delta(self.get_meta_lock, earlier.get_meta_lock),
+            get_meta_lock_slow: delta(self.get_meta_lock_slow, earlier.get_meta_lock_slow),
+            extra_fast_hits: delta(self.extra_fast_hits, earlier.extra_fast_hits),
+            extra_fast_misses: delta(self.extra_fast_misses, earlier.extra_fast_misses),
+            blocking_enters: delta(self.blocking_enters, earlier.blocking_enters),
+            waits: delta(self.waits, earlier.waits),
+            notifies: delta(self.notifies, earlier.notifies),
+            hand_overs: delta(self.hand_overs, earlier.hand_overs),
+            futile_wakeups: delta(self.futile_wakeups, earlier.futile_wakeups),
+            wake_to_block: delta(self.wake_to_block, earlier.wake_to_block),
+            spins_won: delta(self.spins_won, earlier.spins_won),
+            spins_lost: delta(self.spins_lost, earlier.spins_lost),
+            lock_records_allocated: delta(
+                self.lock_records_allocated,
+                earlier.lock_records_allocated,
+            ),
         }
     }
+}
+
+/// `count` modulo the range of a thread's counter (`usize`).
+fn wrap(count: u64) -> u64 {
+    count & usize::MAX as u64
 }
 
 impl fmt::Display for Snapshot {
@@ -166,5 +193,36 @@ impl fmt::Display for Snapshot {
             "lock records allocated {:>14}",
             self.lock_records_allocated
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec_env::counters::add;
+
+    #[test]
+    fn a_thread_counter_wraps_instead_of_panicking() {
+        let counter = AtomicUsize::new(usize::MAX);
+        add(&counter, 2);
+        assert_eq!(counter.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    #[cfg_attr(
+        target_pointer_width = "64",
+        should_panic(expected = "the `earlier` snapshot counts more than this one")
+    )]
+    fn since_names_snapshots_given_in_the_wrong_order() {
+        let earlier = Snapshot {
+            waits: 3,
+            ..Snapshot::default()
+        };
+        let later = Snapshot {
+            waits: 1,
+            ..Snapshot::default()
+        };
+        // On 32 bits the counts are residues: 2^32 - 2 waits in between.
+        assert_eq!(later.since(&earlier).waits, u64::from(u32::MAX) - 1);
     }
 }

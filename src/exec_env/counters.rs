@@ -48,6 +48,11 @@ impl ThreadStats {
 #[inline(always)]
 pub(crate) fn add(counter: &AtomicUsize, n: usize) {
     // Relaxed load and store: the owning thread is the only writer (type
-    // invariant), and snapshots need no ordering with the data.
-    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    // invariant), and snapshots need no ordering with the data. Wrapping: a
+    // 32-bit counter can run out within minutes, and some counts are taken
+    // under a meta-lock, where an overflow panic would abort the process.
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
 }
