@@ -15,18 +15,19 @@ pub(super) const FIRST_BATCH: usize = 7;
 /// How many lock records all threads together have taken from the global
 /// allocator so far (the figure of paper 000, Table 2).
 ///
-/// Each thread that synchronizes binds an execution environment with a
-/// record of its own and a free list of records; 8 in all are allocated for
-/// it at first, and a new batch, twice the last, only when it holds or
-/// waits on more monitors at once than it has records. Records are recycled through the thread's free list and,
-/// when it exits, handed with its environment to the next new thread, on
-/// every path a thread can take (exiting normally or by a panic, locking
-/// from thread-local destructors, threads started outside Rust). So the
-/// figure is about 8 per thread alive at the same time, more for threads that
-/// hold many monitors at once, and does not grow with the number of
-/// operations or of threads started over time; a thread that exits while
-/// holding a monitor (a guard leaked with `mem::forget`) keeps only the
-/// records that monitor still uses.
+/// Each thread that synchronizes binds an execution environment with a record
+/// of its own and a free list of records; 8 in all are allocated for it at
+/// first, and a new batch, twice the last, only when it holds or waits on more
+/// monitors at once than it has records. Records are recycled through the
+/// thread's free list and, when it exits, handed with its environment to the
+/// next new thread, on every path a thread can take (exiting normally or by a
+/// panic, locking from thread-local destructors, threads started outside Rust).
+/// So the figure is about 8 per thread alive at the same time, more for threads
+/// that hold many monitors at once (a free list keeps the most records its
+/// environment ever needed, for the next thread too), and does not grow with
+/// the number of operations or of threads started over time; a thread that
+/// exits while holding a monitor (a guard leaked with `mem::forget`) keeps only
+/// the records that monitor still uses.
 ///
 /// ```
 /// use metalock::{Synchronized, lock_records_allocated};
