@@ -117,13 +117,15 @@ impl MultiUseWord {
         record: &'static LockRecord,
     ) -> Option<&'static LockRecord> {
         let guess = record.displaced();
-        // AcqRel on success: as in `fused_install`. Acquire on failure: the
-        // returned word may point at a record whose owner we read.
+        // AcqRel on success: as in `fused_install`. Relaxed on failure: the
+        // returned word is only compared here, by `fused_lock`'s own
+        // compare-and-swap, or not at all (the slow path loads the word again,
+        // with Acquire, before it reads a record it points at).
         match self.word.compare_exchange(
             guess,
             locked_bits(record),
             Ordering::AcqRel,
-            Ordering::Acquire,
+            Ordering::Relaxed,
         ) {
             Ok(_) => {
                 // SAFETY: `record` came from `peek_lock_record`, nothing
