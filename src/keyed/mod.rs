@@ -207,7 +207,9 @@ fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
 /// Enters the monitor of `value`, which need not embed anything: the monitor
 /// is found by the value's address. Reentrant; the guard has the methods of
 /// [`MonitorGuard`], and borrows `value`, which can then neither move nor
-/// die while its monitor is held or waited on.
+/// die while its monitor is held or waited on. A guard leaked with
+/// `mem::forget` ends the borrow but keeps the monitor held: a value later
+/// put at the same address finds it held by this thread for good.
 ///
 /// ```
 /// let readings: Vec<f64> = vec![1.0, 2.0]; // a type metalock does not own
@@ -348,13 +350,14 @@ pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
     keys
 }
 
-/// How many keyed monitors are in use now: held or entered (a snapshot;
-/// an idle home, which serves the last address that used it, costs no
-/// memory of its own and does not count, and neither does a home whose
-/// monitor is only waited on; a monitor in the overflow table, for an
-/// address whose home served another, counts while any thread holds,
-/// enters or waits on it). It does not grow with the number of values ever
-/// locked.
+/// How many keyed monitors are in use now: held or entered, or for an
+/// instant in their meta-lock (a snapshot, which may count a monitor being
+/// released twice). An idle home, which serves the last address that used
+/// it, costs no memory of its own and does not count, and neither does a
+/// home whose monitor is only waited on; a monitor in the overflow table,
+/// for an address whose home served another, counts while any thread
+/// holds, enters or waits on it. It does not grow with the number of values
+/// ever locked.
 ///
 /// ```
 /// let values: Vec<u64> = (0..10_000).collect();
