@@ -137,6 +137,8 @@ macro_rules! const_unless_loom {
 //    monitor table, a second way to find a word), `condition`, `raw`,
 //    `stats`, `diagnostics`, `platform`.
 mod arch;
+#[cfg(all(doctest, feature = "std", target_has_atomic = "ptr"))]
+mod compile_fail;
 mod condition;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 pub mod diagnostics;

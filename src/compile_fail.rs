@@ -1,0 +1,100 @@
+//! What soundness leaves to the type system, kept from compiling: each
+//! example below must fail, and for the reason its error code names (a
+//! lifetime error has none). The guards are neither `Send` nor `Sync`, a
+//! guard is invariant in its value's type, and a guard's borrows end where
+//! the monitor is released. Built only for `cargo test --doc`; the
+//! synchronized module's docs show the first of these to users.
+//!
+//! Every guard stays on its thread:
+//!
+//! ```compile_fail,E0277
+//! let s = std::sync::Arc::new(metalock::Synchronized::new(0));
+//! let guard = s.lock_arc();
+//! std::thread::spawn(move || drop(guard));
+//! ```
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = std::sync::Arc::new(metalock::Synchronized::new(0));
+//! shared(&s.lock_arc());
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use metalock::{Synchronized, SynchronizedGuard};
+//! let s = Synchronized::new((0, 0));
+//! let first = SynchronizedGuard::map(s.lock(), |pair| &mut pair.0);
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(first));
+//! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let word = metalock::MultiUseWord::new();
+//! let guard = word.lock();
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(guard));
+//! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let value = 5_u32;
+//! let guard = metalock::lock(&value);
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(guard));
+//! });
+//! ```
+//!
+//! A value shared through the monitor moves between threads, so it must be
+//! `Send`:
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! shared(&metalock::Synchronized::new(std::rc::Rc::new(0)));
+//! ```
+//!
+//! A guard's value type cannot be shortened, which would let a shorter-lived
+//! reference be stored where a longer-lived one is read:
+//!
+//! ```compile_fail
+//! use metalock::SynchronizedGuard;
+//! fn shorten<'a>(g: SynchronizedGuard<'a, &'static str>) -> SynchronizedGuard<'a, &'a str> {
+//!     g
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! use metalock::MappedSynchronizedGuard;
+//! fn shorten<'a>(
+//!     g: MappedSynchronizedGuard<'a, &'static str>,
+//! ) -> MappedSynchronizedGuard<'a, &'a str> {
+//!     g
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! use metalock::ArcSynchronizedGuard;
+//! fn shorten<'a>(g: ArcSynchronizedGuard<&'static str>) -> ArcSynchronizedGuard<&'a str> {
+//!     g
+//! }
+//! ```
+//!
+//! A wait on a `Condition` releases the monitor, so no reference into the
+//! value lives across it:
+//!
+//! ```compile_fail,E0499
+//! let s = metalock::Synchronized::new(0);
+//! let condition = metalock::Condition::new();
+//! let mut guard = s.lock();
+//! let value: &mut i32 = &mut guard;
+//! condition.wait(&mut guard);
+//! *value += 1;
+//! ```
+//!
+//! A keyed guard borrows its value, which cannot die under it:
+//!
+//! ```compile_fail,E0505
+//! let value = Box::new(5_u32);
+//! let guard = metalock::lock(&*value);
+//! drop(value);
+//! drop(guard);
+//! ```
