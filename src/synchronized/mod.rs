@@ -111,6 +111,11 @@ use crate::word::MultiUseWord;
 /// [module documentation](mod@crate::synchronized) for the rules that keep it
 /// sound.
 ///
+/// As in Java, and unlike `std::sync::Mutex`, there is no poisoning: a
+/// panic while a guard lives (in the caller's code, a `map` closure or a
+/// `wait_while` condition) releases the monitor, and the next owner sees the
+/// value as the panic left it.
+///
 /// Invariant: `value` is only accessed by the thread that owns `word`'s
 /// monitor, through its single guard, or through `&mut self`.
 pub struct Synchronized<T: ?Sized> {
@@ -347,7 +352,9 @@ impl<T: ?Sized> Synchronized<T> {
     /// A raw pointer to the value, without locking (as parking_lot's
     /// `Mutex::data_ptr`). Reading or writing through it is sound only
     /// while this thread holds the monitor or no other thread can reach the
-    /// `Synchronized`; that is the caller's to ensure.
+    /// `Synchronized`, and while no reference to the value that a guard or
+    /// `get_mut` gave is in use (the access must not alias it); that is the
+    /// caller's to ensure.
     ///
     /// ```
     /// use metalock::Synchronized;
