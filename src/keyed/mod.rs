@@ -165,11 +165,7 @@ impl Drop for Overflow {
         let (home, _) = home::locate(key);
         let released = home.with_meta_lock(|| {
             let released = table().release(key);
-            let removed = match &released {
-                Ok(leftover) => leftover.is_some(),
-                Err(misuse) => misuse.removed_entry(),
-            };
-            if removed {
+            if matches!(released, Ok(Some(_))) {
                 home.count_overflow(false);
             }
             released

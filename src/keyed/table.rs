@@ -304,7 +304,6 @@ impl Table {
                 return Ok(None);
             }
             let word = slot.word;
-            shard.entries.remove(&key);
             // One load, and the loom models' witness that no thread was
             // still inside the monitor. Relaxed: the shard lock orders every
             // access of the threads that held references.
@@ -312,9 +311,12 @@ impl Table {
             // reference left no thread can reach it.
             let bits = unsafe { word.as_ref() }.word.load(Ordering::Relaxed);
             if bits != NEUTRAL {
-                // Leaked rather than recycled: something still uses it.
+                // Kept, not recycled: something still uses it, and the key
+                // must go on finding it (a fresh word would be a second
+                // monitor for the same address).
                 return Err(Some(bits));
             }
+            shard.entries.remove(&key);
             Ok(Some((
                 shard.spares.push(word),
                 sparse(&shard.entries).is_some(),

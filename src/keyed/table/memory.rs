@@ -136,19 +136,14 @@ impl Drop for Leftover {
 }
 
 /// A release that broke the table's invariants: of a key with no entry
-/// (`bits` is `None`), or of the last reference to a word still in use.
+/// (`bits` is `None`), or of the last reference to a word still in use
+/// (the entry stays, so that its address keeps one monitor).
 #[derive(Debug)]
 pub(in crate::keyed) struct Misuse {
     pub(super) bits: Option<usize>,
 }
 
 impl Misuse {
-    /// Whether the release took the entry out of the table (its word still
-    /// in use, leaked), so that the home has one entry fewer.
-    pub(in crate::keyed) fn removed_entry(&self) -> bool {
-        self.bits.is_some()
-    }
-
     /// Panics with what went wrong.
     #[cold]
     pub(in crate::keyed) fn raise(self) -> ! {

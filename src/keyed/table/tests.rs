@@ -84,3 +84,34 @@ fn a_reserved_word_is_not_taken_by_another_key() {
         drop(table.release(*key).unwrap_or_else(|misuse| misuse.raise()));
     }
 }
+
+/// The last reference given back while the word is still in use is a bug
+/// the release reports; the entry stays, so that its address goes on
+/// finding the one word it has, never a second monitor.
+#[test]
+fn a_word_still_in_use_keeps_its_entry() {
+    let table: &'static Table = Box::leak(Box::new(Table::new()));
+    let key = keys_of_one_shard(table)[0];
+    let mut reserved = Reserved::none();
+    let word = loop {
+        match table.acquire(key, &mut reserved) {
+            Ok((word, made)) => {
+                assert!(made);
+                break word;
+            }
+            Err(NoRoom) => table.make_room(key, &mut reserved),
+        }
+    };
+    // SAFETY: the table owns the word, and this test holds its one
+    // reference. SeqCst: a test's stand-in for a thread inside the monitor.
+    let in_use = |bits| unsafe { word.as_ref() }.word.store(bits, Ordering::SeqCst);
+    in_use(crate::word::LOCKED);
+    let Err(misuse) = table.release(key) else {
+        panic!("released a word in use");
+    };
+    assert_eq!(misuse.bits, Some(crate::word::LOCKED));
+    assert!(matches!(table.acquire(key, &mut reserved), Ok((again, false)) if again == word));
+    in_use(NEUTRAL);
+    let leftover = table.release(key).unwrap_or_else(|misuse| misuse.raise());
+    assert!(leftover.is_some(), "the last reference reclaims the entry");
+}
