@@ -7,7 +7,7 @@
 //! conditions, two producers and two consumers neither loses an item nor
 //! hangs; a condition rebound from one monitor to another between two
 //! waits is notified exactly as it says; and a condition's waits and
-//! notifies run beside the monitor's own (on the other stripe).
+//! notifies run beside the monitor's own, on another stripe and in the same.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -279,33 +279,47 @@ fn a_condition_rebound_to_another_monitor_races_a_notify() {
 /// waiter.
 #[test]
 fn a_condition_and_its_monitors_own_wait_set_at_once() {
-    explore(
-        "a_condition_and_its_monitors_own_wait_set_at_once",
-        builder(3),
-        || {
-            let shared = shared();
-            let on_condition = {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    let mut g = shared.value.lock();
-                    !shared
-                        .a
-                        .wait_for(&mut g, Duration::from_secs(1))
-                        .timed_out()
-                })
-            };
-            let on_monitor = {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    let mut g = shared.value.lock();
-                    !g.wait_for(Duration::from_secs(1)).timed_out()
-                })
-            };
-            let condition_reached = shared.a.notify_one();
-            let monitor_reached = shared.value.lock().notify_one();
-            assert_eq!(on_condition.join().unwrap(), condition_reached);
-            assert_eq!(on_monitor.join().unwrap(), monitor_reached);
-            assert!(!shared.value.is_locked());
-        },
+    own_wait_set_and_condition("a_condition_and_its_monitors_own_wait_set_at_once", false);
+}
+
+/// The same in one stripe, as a word and a condition may share one of the
+/// 64 outside the models: each notify and each waiter leaving on its
+/// timeout walks past the other set's waiter, and counts only its own.
+#[test]
+fn a_condition_and_its_monitors_own_wait_set_in_one_stripe() {
+    own_wait_set_and_condition(
+        "a_condition_and_its_monitors_own_wait_set_in_one_stripe",
+        true,
     );
+}
+
+fn own_wait_set_and_condition(name: &'static str, one_stripe: bool) {
+    explore(name, builder(3), move || {
+        if one_stripe {
+            metalock::__test_hooks::share_one_stripe();
+        }
+        let shared = shared();
+        let on_condition = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                !shared
+                    .a
+                    .wait_for(&mut g, Duration::from_secs(1))
+                    .timed_out()
+            })
+        };
+        let on_monitor = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                !g.wait_for(Duration::from_secs(1)).timed_out()
+            })
+        };
+        let condition_reached = shared.a.notify_one();
+        let monitor_reached = shared.value.lock().notify_one();
+        assert_eq!(on_condition.join().unwrap(), condition_reached);
+        assert_eq!(on_monitor.join().unwrap(), monitor_reached);
+        assert!(!shared.value.is_locked());
+    });
 }

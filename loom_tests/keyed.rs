@@ -19,6 +19,7 @@ use common::{builder, explore};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, MultiUseWord};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 #[path = "common/events.rs"]
@@ -157,6 +158,87 @@ fn a_waiter_keeps_its_home() {
         waiter.join().unwrap();
         assert_eq!(metalock::keyed_monitors(), 0);
     });
+}
+
+/// A timed wait on x's home, which times out (at any point: nobody
+/// notifies), while the main thread locks y and then x: the waiter's pin
+/// keeps the home for x from its wait until it holds x again after the
+/// timeout, so y goes to the overflow table meanwhile, and x never has two
+/// monitors (the waiter's read of x under its monitor would race the main
+/// thread's write). `a_waiter_keeps_its_home` has the notified wait.
+#[test]
+fn a_timed_waiter_keeps_its_home_through_its_timeout() {
+    explore(
+        "a_timed_waiter_keeps_its_home_through_its_timeout",
+        builder(2),
+        || {
+            let values = Values::new();
+            let waiter = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    let mut guard = metalock::lock(&values.x);
+                    let timed_out = guard.wait_for(Duration::from_secs(1)).timed_out();
+                    assert!(metalock::is_held_by_current_thread(&values.x));
+                    // SAFETY: under the monitor of x.
+                    values.x.with_mut(|c| unsafe { *c += 1 });
+                    timed_out
+                })
+            };
+            bump(&values.y);
+            bump(&values.x);
+            assert!(
+                waiter.join().unwrap(),
+                "a wait no notify reached ended notified"
+            );
+            assert_eq!(read(&values.x), 2);
+            assert_eq!(read(&values.y), 1);
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
+}
+
+/// A condition waited on with x's monitor, in the home, is notified
+/// without the monitor while the main thread locks y there: the notify
+/// invites the waiter on a NEUTRAL word that its pin keeps keyed for x, so
+/// the invited waiter, which installs without checking the key, takes x's
+/// monitor and never y's.
+#[test]
+fn condition_notify_without_the_monitor_invites_a_waiter_in_its_home() {
+    // Outside the model, counted Relaxed: read on the test's own thread
+    // after the model has run.
+    static NOTIFIED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "condition_notify_without_the_monitor_invites_a_waiter_in_its_home",
+        builder(2),
+        || {
+            let values = Values::new();
+            let condition = Arc::new(Condition::new());
+            let waiter = {
+                let (values, condition) = (Arc::clone(&values), Arc::clone(&condition));
+                thread::spawn(move || {
+                    let mut guard = metalock::lock(&values.x);
+                    let notified = !condition
+                        .wait_for(&mut guard, Duration::from_secs(1))
+                        .timed_out();
+                    assert!(metalock::is_held_by_current_thread(&values.x));
+                    // SAFETY: under the monitor of x.
+                    values.x.with_mut(|c| unsafe { *c += 1 });
+                    notified
+                })
+            };
+            let reached = condition.notify_one();
+            bump(&values.y);
+            assert_eq!(waiter.join().unwrap(), reached);
+            NOTIFIED.fetch_add(usize::from(reached), Relaxed);
+            assert_eq!(read(&values.x), 1);
+            assert_eq!(read(&values.y), 1);
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
+    assert!(
+        NOTIFIED.load(Relaxed) > 0,
+        "no execution notified the waiter"
+    );
 }
 
 /// A timed enter on x queues (pinning the home) and may give up at any

@@ -214,6 +214,8 @@ pub mod __test_hooks {
     };
     pub use crate::exec_env::{exec_envs_allocated, thread_exec_env, thread_has_exec_env};
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
+    #[cfg(metalock_model)]
+    pub use crate::monitor::share_one_stripe;
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

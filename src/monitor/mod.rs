@@ -81,6 +81,8 @@ mod wait_table;
 
 pub(crate) use condition::ConditionWord;
 pub(crate) use wait::{WaitEnd, WaitSet};
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use wait_table::share_one_stripe;
 
 use core::time::Duration;
 
