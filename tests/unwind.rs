@@ -3,12 +3,11 @@
 //! object. The crate runs no user code there; what it cannot keep out (a
 //! platform callback, here a test hook standing in for one) aborts the
 //! process with a message instead. Checked in a child process: the test
-//! runs itself again with `CHILD` set.
+//! runs itself again (`tests/common/child.rs`).
 // Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
 // constructors are not `const` and its primitives run only inside a model.
 #![cfg(not(any(loom, feature = "shuttle")))]
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
@@ -16,40 +15,9 @@ use std::time::Duration;
 use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 use metalock::MultiUseWord;
 
-const CHILD: &str = "METALOCK_UNWIND_CHILD";
-
-/// Runs the test `name` of this binary in a child process with `CHILD` set,
-/// and returns its exit status and standard error.
-fn run_child(name: &str) -> (std::process::ExitStatus, String) {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .expect("the test binary runs again");
-    (
-        output.status,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn is_child() -> bool {
-    std::env::var_os(CHILD).is_some()
-}
-
-/// Runs the test `name` in a child process and checks that it aborted with
-/// `message` on standard error; returns that standard error.
-fn child_aborts_saying(name: &str, message: &str) -> String {
-    let (status, stderr) = run_child(name);
-    assert!(
-        aborted(&status),
-        "the child was not aborted: {status}\n{stderr}"
-    );
-    assert!(
-        stderr.contains(message),
-        "no message on standard error:\n{stderr}"
-    );
-    stderr
-}
+#[path = "common/child.rs"]
+mod child;
+use child::{child_aborts_saying, is_child};
 
 /// In a child: this thread keeps re-entering `word`, holding it 200 µs each
 /// time, while another thread contends, so that the contender is invited
@@ -74,17 +42,6 @@ fn contend_until_the_hook_ends_it(word: &MultiUseWord, never: &str) -> ! {
     });
     eprintln!("{never}");
     std::process::exit(0);
-}
-
-#[cfg(unix)]
-fn aborted(status: &std::process::ExitStatus) -> bool {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal() == Some(libc::SIGABRT)
-}
-
-#[cfg(not(unix))]
-fn aborted(status: &std::process::ExitStatus) -> bool {
-    !status.success()
 }
 
 /// In the child: a thread queues for a meta-lock another thread holds, and
