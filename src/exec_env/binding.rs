@@ -59,6 +59,8 @@ mod thread_locals {
     crate::primitive::thread_local! {
         static CURRENT: Cell<*const ExecEnv> = const { Cell::new(ptr::null()) };
         static EXIT_GUARD: ExitGuard = const { ExitGuard };
+        /// How many binds the thread is inside (`NESTED_ALLOCATIONS`).
+        static BINDS: Cell<u8> = const { Cell::new(0) };
     }
 
     // The model checkers' thread-locals take no `const` initializer.
@@ -147,7 +149,11 @@ mod thread_locals {
             0,
             "metalock: an execution environment was bound under a lock of the crate"
         );
-        let ee = global::acquire_env();
+        let ee = {
+            #[cfg(not(metalock_model))]
+            let _binding = Binding::enter();
+            global::acquire_env()
+        };
         if let Some(bound) = current_if_bound() {
             // SAFETY: `ee` came from `acquire_env` just now: bound to no
             // thread, no record out.
@@ -167,6 +173,32 @@ mod thread_locals {
         #[cfg(not(any(metalock_futex, metalock_model)))]
         crate::sys::prepare_thread();
         ee
+    }
+
+    /// A bind in progress on the calling thread, counted in `BINDS` until
+    /// it drops; past `NESTED_ALLOCATIONS` the process stops.
+    #[cfg(not(metalock_model))]
+    struct Binding;
+
+    #[cfg(not(metalock_model))]
+    impl Binding {
+        fn enter() -> Self {
+            // `const` and without a destructor: never destroyed, so usable
+            // in any thread-local destructor.
+            let depth = BINDS.with(Cell::get);
+            if depth >= super::super::NESTED_ALLOCATIONS {
+                crate::sys::abort_with(super::super::RECURSIVE_ALLOCATOR_ENV);
+            }
+            BINDS.with(|binds| binds.set(depth + 1));
+            Self
+        }
+    }
+
+    #[cfg(not(metalock_model))]
+    impl Drop for Binding {
+        fn drop(&mut self) {
+            BINDS.with(|binds| binds.set(binds.get() - 1));
+        }
     }
 
     /// Forgets the calling thread's EE, which is `ee`.
@@ -189,6 +221,12 @@ mod platform_threads {
     /// The slot's value once `release_current_thread` has run: like an
     /// empty slot, but a later bind is detached.
     const RELEASED: usize = 1;
+    /// Added to an empty or `RELEASED` slot for each bind the thread is
+    /// inside (`NESTED_ALLOCATIONS`).
+    const BINDING: usize = 2;
+    /// Slot values below this are marks, not EEs.
+    const MARKS: usize = RELEASED + BINDING * (super::super::NESTED_ALLOCATIONS as usize + 1);
+    const _: () = assert!(MARKS <= core::mem::align_of::<ExecEnv>());
 
     fn slot() -> &'static AtomicUsize {
         // SAFETY: the platform's contract: the slot is this thread's and
@@ -200,9 +238,9 @@ mod platform_threads {
     pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
         // Relaxed: the slot belongs to this thread alone.
         match slot().load(Ordering::Relaxed) {
-            0 | RELEASED => None,
-            // SAFETY: the slot holds 0, RELEASED or an EE from
-            // `acquire_env`, which lives forever.
+            marks if marks < MARKS => None,
+            // SAFETY: the slot holds marks or an EE from `acquire_env`,
+            // which lives forever.
             ee => Some(unsafe { &*(ee as *const ExecEnv) }),
         }
     }
@@ -218,8 +256,14 @@ mod platform_threads {
     #[cold]
     fn bind() -> &'static ExecEnv {
         let slot = slot();
-        // Relaxed: the slot belongs to this thread alone.
-        let released = slot.load(Ordering::Relaxed) == RELEASED;
+        // Relaxed (here and below): the slot belongs to this thread alone.
+        let marks = slot.load(Ordering::Relaxed);
+        if marks / BINDING >= usize::from(super::super::NESTED_ALLOCATIONS) {
+            crate::sys::abort_with(super::super::RECURSIVE_ALLOCATOR_ENV);
+        }
+        // Counted until the slot takes an EE, here or in a bind inside.
+        slot.store(marks + BINDING, Ordering::Relaxed);
+        let released = marks & RELEASED != 0;
         let ee = global::acquire_env();
         if let Some(bound) = current_if_bound() {
             // SAFETY: as in the `std` binding.

@@ -5,7 +5,7 @@
 
 use core::ptr;
 
-use super::{DETACHED, ExecEnv, global};
+use super::{DETACHED, ExecEnv, NESTED_ALLOCATIONS, RECURSIVE_ALLOCATOR_RECORDS, global};
 use crate::lock_record::LockRecord;
 
 /// Records a thread gets the first time its free list runs dry; each further
@@ -250,12 +250,18 @@ impl ExecEnv {
         if let Some(first) = global::take_donated_records(self.as_owner(), n) {
             return first;
         }
+        // SAFETY: thread-owned field.
+        let depth = self.refills.with(|d| unsafe { *d });
+        if depth >= NESTED_ALLOCATIONS {
+            crate::sys::abort_with(RECURSIVE_ALLOCATOR_RECORDS);
+        }
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
         let first = {
             // SAFETY: `self` is the calling thread's EE (caller's contract).
             let _kept = unsafe { self.keep_bound() };
+            let _refilling = Refilling::enter(self, depth);
             global::allocate_records(self.as_owner(), n)
         };
         count!(self, lock_records_allocated, n);
@@ -277,6 +283,27 @@ impl ExecEnv {
             }
         }
         first
+    }
+}
+
+/// A refill of the free list in progress on its EE's thread, counted in
+/// `refills` until it drops, however the allocation ends.
+struct Refilling<'a>(&'a ExecEnv);
+
+impl<'a> Refilling<'a> {
+    /// `depth` is `ee.refills`, which only the calling thread, `ee`'s,
+    /// changes.
+    fn enter(ee: &'a ExecEnv, depth: u8) -> Self {
+        // SAFETY: thread-owned field.
+        ee.refills.with_mut(|d| unsafe { *d = depth + 1 });
+        Self(ee)
+    }
+}
+
+impl Drop for Refilling<'_> {
+    fn drop(&mut self) {
+        // SAFETY: thread-owned field; counted up by `enter` on this thread.
+        self.0.refills.with_mut(|d| unsafe { *d -= 1 });
     }
 }
 
