@@ -10,8 +10,9 @@
 //! destroyed, code in a later destructor no longer reaches it: its
 //! interruptible waits end only by notification or timeout (a handle taken
 //! earlier sets a flag they do not read), and `interrupted` and
-//! `interrupt_handle` see a fresh flag of their own. Such a wait should be
-//! timed.
+//! `interrupt_handle` see a fresh flag at each call, which no wait reads
+//! (so even an interrupt sent just before the wait does not end it). Such
+//! a wait should be timed.
 //!
 //! ```
 //! use metalock::{Interrupted, Synchronized};
@@ -94,6 +95,11 @@ impl InterruptHandle {
 }
 
 /// A handle that interrupts the calling thread.
+///
+/// In a thread-local destructor that runs after the crate's own, the
+/// thread's flag is gone: each call returns a handle to a fresh flag that
+/// no wait reads, so an interruptible wait there ends only by a
+/// notification or its timeout (make it timed).
 ///
 /// ```
 /// use metalock::MultiUseWord;
