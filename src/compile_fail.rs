@@ -45,11 +45,12 @@
 //! ```
 //!
 //! A value shared through the monitor moves between threads, so it must be
-//! `Send`:
+//! `Send`, even if it is `Sync` (as a `MutexGuard` is):
 //!
 //! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
-//! shared(&metalock::Synchronized::new(std::rc::Rc::new(0)));
+//! static INNER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+//! shared(&metalock::Synchronized::new(INNER.lock().unwrap()));
 //! ```
 //!
 //! A guard's value type cannot be shortened, which would let a shorter-lived
