@@ -299,8 +299,13 @@ impl Table {
             let Some(slot) = shard.entries.get_mut(&key) else {
                 return Err(None);
             };
-            slot.refs -= 1;
-            if slot.refs > 0 {
+            // An entry kept after a misuse may have no reference left to
+            // give back: that is a misuse again, raised after the meta-lock.
+            let Some(refs) = slot.refs.checked_sub(1) else {
+                return Err(None);
+            };
+            slot.refs = refs;
+            if refs > 0 {
                 return Ok(None);
             }
             let word = slot.word;

@@ -149,7 +149,10 @@ impl Misuse {
     pub(in crate::keyed) fn raise(self) -> ! {
         match self.bits {
             None => panic!("metalock: a keyed monitor released more often than acquired"),
-            Some(bits) => panic!("metalock: reclaimed a keyed monitor in use (word {bits:#x})"),
+            Some(bits) => panic!(
+                "metalock: the last reference to a keyed monitor in use was given back (word \
+                 {bits:#x}); its entry is kept"
+            ),
         }
     }
 }

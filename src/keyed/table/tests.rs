@@ -110,6 +110,8 @@ fn a_word_still_in_use_keeps_its_entry() {
         panic!("released a word in use");
     };
     assert_eq!(misuse.bits, Some(crate::word::LOCKED));
+    // Given back once more than taken: reported, not wrapped around.
+    assert!(matches!(table.release(key), Err(Misuse { bits: None })));
     assert!(matches!(table.acquire(key, &mut reserved), Ok((again, false)) if again == word));
     in_use(NEUTRAL);
     let leftover = table.release(key).unwrap_or_else(|misuse| misuse.raise());
