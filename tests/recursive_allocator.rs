@@ -5,14 +5,14 @@
 //! a message naming the rule: such an allocator must not lock again while it
 //! runs for its own lock. (One that keeps that rule is
 //! `tests/allocator_locks.rs`.) Each test runs in a child process
-//! (`tests/common/child.rs`); the allocator locks only in the child, once
-//! armed.
+//! (`tests/common/child.rs`), where the allocator locks only on the thread
+//! that armed it.
 // Under a model checker (`--cfg loom`, feature `shuttle`) the crate's
 // constructors are not `const` and its primitives run only inside a model.
 #![cfg(not(any(loom, feature = "shuttle")))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::cell::Cell;
 use std::thread;
 
 use metalock::MultiUseWord;
@@ -21,18 +21,39 @@ use metalock::MultiUseWord;
 mod child;
 use child::{child_aborts_saying, is_child};
 
-/// Locks `LOCKED_BY_ALLOCATOR` on every allocation once `ARMED`, with no
-/// guard against the allocations of that lock itself.
+/// What the allocator locks on every allocation of a thread, with no guard
+/// against the allocations of that lock itself.
+#[derive(Clone, Copy)]
+enum Hook {
+    Nothing,
+    /// `LOCKED_BY_ALLOCATOR`.
+    Word,
+    /// The keyed monitor of `GRANULE.0[1]`.
+    Keyed,
+}
+
 struct RecursiveAllocator;
 
 static LOCKED_BY_ALLOCATOR: MultiUseWord = MultiUseWord::new();
-static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Eight addresses of one home: while one is held, the others' monitors go
+/// to the keyed overflow table.
+#[repr(align(8))]
+struct Granule([u8; 8]);
+static GRANULE: Granule = Granule([0; 8]);
+
+thread_local! {
+    // Const, without destructors: usable from the allocator.
+    static HOOK: Cell<Hook> = const { Cell::new(Hook::Nothing) };
+}
 
 // SAFETY: every call goes on to `System` with the same arguments.
 unsafe impl GlobalAlloc for RecursiveAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.load(SeqCst) {
-            drop(LOCKED_BY_ALLOCATOR.lock());
+        match HOOK.with(Cell::get) {
+            Hook::Nothing => {}
+            Hook::Word => drop(LOCKED_BY_ALLOCATOR.lock()),
+            Hook::Keyed => drop(metalock::lock(&GRANULE.0[1])),
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { System.alloc(layout) }
@@ -60,7 +81,7 @@ fn lock_records_for_the_allocators_own_lock() {
     let (outer, inner) = (MultiUseWord::new(), MultiUseWord::new());
     // Bound, with its first records, while the allocator is idle.
     drop(outer.lock());
-    ARMED.store(true, SeqCst);
+    HOOK.with(|hook| hook.set(Hook::Word));
     let _outer = outer.lock();
     let _inner = inner.lock();
     eprintln!("the nested lock returned");
@@ -75,14 +96,32 @@ fn an_environment_for_the_allocators_own_lock() {
         assert!(stderr.contains("execution environment"), "{stderr}");
         return;
     }
-    // The spawn allocates before the thread runs: armed inside it, so the
-    // thread's first lock is the first thing it does through the crate.
+    // Armed inside the thread, whose first lock is the first thing it does
+    // through the crate.
     let word = MultiUseWord::new();
     thread::scope(|s| {
         s.spawn(|| {
-            ARMED.store(true, SeqCst);
+            HOOK.with(|hook| hook.set(Hook::Word));
             drop(word.lock());
         });
     });
     eprintln!("the first lock returned");
+}
+
+/// A keyed lock of an address whose home serves another makes room in the
+/// overflow table, allocating.
+#[test]
+fn keyed_overflow_room_for_the_allocators_own_lock() {
+    if !is_child() {
+        let stderr = child_aborts_saying("keyed_overflow_room_for_the_allocators_own_lock", RULE);
+        assert!(stderr.contains("keyed overflow table"), "{stderr}");
+        return;
+    }
+    // Records enough for the locks below, taken while the allocator is idle.
+    let words: Vec<MultiUseWord> = (0..4).map(|_| MultiUseWord::new()).collect();
+    drop(words.iter().map(MultiUseWord::lock).collect::<Vec<_>>());
+    let _home = metalock::lock(&GRANULE.0[0]);
+    HOOK.with(|hook| hook.set(Hook::Keyed));
+    let _overflow = metalock::lock(&GRANULE.0[2]);
+    eprintln!("the keyed lock returned");
 }

@@ -263,6 +263,7 @@ mod platform_threads {
         }
         // Counted until the slot takes an EE, here or in a bind inside.
         slot.store(marks + BINDING, Ordering::Relaxed);
+        let _marked = Marked { slot, marks };
         let released = marks & RELEASED != 0;
         let ee = global::acquire_env();
         if let Some(bound) = current_if_bound() {
@@ -276,6 +277,23 @@ mod platform_threads {
             unsafe { ee.detach(false) };
         }
         ee
+    }
+
+    /// A bind's marks in the calling thread's slot: put back as they were
+    /// when it drops, unless an EE took the slot (only an allocation that
+    /// unwinds leaves them).
+    struct Marked {
+        slot: &'static AtomicUsize,
+        marks: usize,
+    }
+
+    impl Drop for Marked {
+        fn drop(&mut self) {
+            // Relaxed: the slot belongs to this thread alone.
+            if self.slot.load(Ordering::Relaxed) < MARKS {
+                self.slot.store(self.marks, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Forgets the calling thread's EE; later binds are detached.

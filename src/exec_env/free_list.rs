@@ -5,7 +5,7 @@
 
 use core::ptr;
 
-use super::{DETACHED, ExecEnv, NESTED_ALLOCATIONS, RECURSIVE_ALLOCATOR_RECORDS, global};
+use super::{DETACHED, ExecEnv, NESTED_ALLOCATIONS, RECURSIVE_ALLOCATOR, global};
 use crate::lock_record::LockRecord;
 
 /// Records a thread gets the first time its free list runs dry; each further
@@ -250,18 +250,14 @@ impl ExecEnv {
         if let Some(first) = global::take_donated_records(self.as_owner(), n) {
             return first;
         }
-        // SAFETY: thread-owned field.
-        let depth = self.refills.with(|d| unsafe { *d });
-        if depth >= NESTED_ALLOCATIONS {
-            crate::sys::abort_with(RECURSIVE_ALLOCATOR_RECORDS);
-        }
         // SAFETY: thread-owned counter.
         self.next_batch
             .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
         let first = {
             // SAFETY: `self` is the calling thread's EE (caller's contract).
             let _kept = unsafe { self.keep_bound() };
-            let _refilling = Refilling::enter(self, depth);
+            // SAFETY: as above, and kept bound until this drops.
+            let _allocating = unsafe { self.allocating() };
             global::allocate_records(self.as_owner(), n)
         };
         count!(self, lock_records_allocated, n);
@@ -286,24 +282,38 @@ impl ExecEnv {
     }
 }
 
-/// A refill of the free list in progress on its EE's thread, counted in
-/// `refills` until it drops, however the allocation ends.
-struct Refilling<'a>(&'a ExecEnv);
-
-impl<'a> Refilling<'a> {
-    /// `depth` is `ee.refills`, which only the calling thread, `ee`'s,
-    /// changes.
-    fn enter(ee: &'a ExecEnv, depth: u8) -> Self {
-        // SAFETY: thread-owned field.
-        ee.refills.with_mut(|d| unsafe { *d = depth + 1 });
-        Self(ee)
+impl ExecEnv {
+    /// Counts an allocation for a lock (a refill of the free list, room in
+    /// the keyed overflow table) as in progress on the calling thread until
+    /// the returned guard drops, however it ends; stops the process past
+    /// [`NESTED_ALLOCATIONS`], where a global allocator that locks for its
+    /// own allocations would recurse without end.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE, and stays bound to it while the
+    /// guard lives.
+    pub(crate) unsafe fn allocating(&self) -> Allocating<'_> {
+        // SAFETY: thread-owned field (the contract).
+        let depth = self.allocating.with(|d| unsafe { *d });
+        if depth >= NESTED_ALLOCATIONS {
+            crate::sys::abort_with(RECURSIVE_ALLOCATOR);
+        }
+        // SAFETY: as above.
+        self.allocating.with_mut(|d| unsafe { *d = depth + 1 });
+        Allocating(self)
     }
 }
 
-impl Drop for Refilling<'_> {
+/// An allocation for a lock in progress on its EE's thread
+/// ([`ExecEnv::allocating`]).
+#[must_use]
+pub(crate) struct Allocating<'a>(&'a ExecEnv);
+
+impl Drop for Allocating<'_> {
     fn drop(&mut self) {
-        // SAFETY: thread-owned field; counted up by `enter` on this thread.
-        self.0.refills.with_mut(|d| unsafe { *d -= 1 });
+        // SAFETY: thread-owned field; counted up by `allocating` on this
+        // thread, whose EE this still is (its contract).
+        self.0.allocating.with_mut(|d| unsafe { *d -= 1 });
     }
 }
 

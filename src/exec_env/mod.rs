@@ -115,8 +115,9 @@ pub(crate) const SIGNAL_INVITED: usize = 1;
 /// `monitor_signal`: an exit made the thread's record the owner.
 pub(crate) const SIGNAL_HANDED_OVER: usize = 2;
 
-/// How deep a thread's allocations for the crate (an EE when it binds one,
-/// lock records when it refills its free list) may run inside one another.
+/// How deep a thread's allocations for the crate (an EE when it binds one;
+/// lock records when it refills its free list, room in the keyed overflow
+/// table) may run inside one another.
 /// A global allocator that locks monitors runs a lock inside such an
 /// allocation, and that lock may allocate once more; a third level means
 /// the allocator locks for its own allocations too, and each would ask
@@ -124,12 +125,13 @@ pub(crate) const SIGNAL_HANDED_OVER: usize = 2;
 /// overflows), so the crate stops there with a message.
 const NESTED_ALLOCATIONS: u8 = 2;
 
-/// Why the process stops when a refill of lock records runs past
-/// [`NESTED_ALLOCATIONS`].
-const RECURSIVE_ALLOCATOR_RECORDS: &str = "metalock: a global allocator locked a monitor while it \
-    allocated lock records for a lock it had taken itself, so that each allocation asked for the \
-    next without end: an allocator that locks monitors must not lock them again while it runs for \
-    its own lock (guard it with a thread-local flag)";
+/// Why the process stops when a thread's allocations of lock records or of
+/// keyed overflow room run past [`NESTED_ALLOCATIONS`].
+const RECURSIVE_ALLOCATOR: &str = "metalock: a global allocator locked a monitor while it \
+    allocated for a lock it had taken itself (lock records, or room in the keyed overflow \
+    table), so that each allocation asked for the next without end: an allocator that locks \
+    monitors must not lock them again while it runs for its own lock (guard it with a \
+    thread-local flag)";
 
 /// Why the process stops when binding an EE runs past
 /// [`NESTED_ALLOCATIONS`]. (Not checked under the model checkers, whose
@@ -210,9 +212,9 @@ pub(crate) struct ExecEnv {
     /// crate runs there (a platform callback) that asks for one would wait
     /// for itself, silently, if the two keys shared the stripe.
     pub(crate) stripe_held: UnsafeCell<bool>,
-    /// Thread-owned: how many refills of the free list from the global
-    /// allocator the thread is inside ([`NESTED_ALLOCATIONS`]).
-    pub(crate) refills: UnsafeCell<u8>,
+    /// Thread-owned: how many of the crate's allocations for a lock the
+    /// thread is inside ([`ExecEnv::allocating`]).
+    allocating: UnsafeCell<u8>,
     /// Thread-owned: the NEUTRAL form in which the thread's last keyed lock
     /// found its address's home, if the home was keyed for it, else zero:
     /// the next keyed lock's guess (`monitor::home`).
@@ -263,7 +265,7 @@ impl ExecEnv {
             in_meta_lock_seam: UnsafeCell::new(false),
             meta_lock_held: UnsafeCell::new(0),
             stripe_held: UnsafeCell::new(false),
-            refills: UnsafeCell::new(0),
+            allocating: UnsafeCell::new(0),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
             stats: counters::ThreadStats::new(),

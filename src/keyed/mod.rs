@@ -123,6 +123,9 @@ fn enter_slow(
             // Allocated with no lock held, then tried again: the home may
             // even be free for the key by then.
             Keyed::Elsewhere(Err(NoRoom)) => {
+                // SAFETY: `ee` is the calling thread's EE, kept bound by
+                // `kept` if detached.
+                let _allocating = unsafe { ee.allocating() };
                 table().make_room(key.get(), &mut reserved);
                 continue;
             }
