@@ -28,6 +28,50 @@ pub static WAITS: AtomicUsize = AtomicUsize::new(0);
 /// tests that check how much the crate yields.
 pub static YIELDS: AtomicUsize = AtomicUsize::new(0);
 
+/// A global allocator that locks [`LOCKED_BY_ALLOCATOR`] on every
+/// allocation of a thread that armed it ([`arm_locking_allocator`]), except
+/// the allocations of that lock itself: what a `no_std` program whose
+/// allocator synchronizes through the crate does. A test binary installs
+/// it with `#[global_allocator]`.
+pub struct LockingAllocator;
+
+/// The monitor [`LockingAllocator`] locks.
+pub static LOCKED_BY_ALLOCATOR: metalock::MultiUseWord = metalock::MultiUseWord::new();
+
+/// Locks [`LockingAllocator`] has taken since the process began.
+pub static ALLOCATOR_LOCKS: AtomicUsize = AtomicUsize::new(0);
+
+std::thread_local! {
+    // Const, without destructors: usable from the allocator.
+    static ARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static IN_HOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes [`LockingAllocator`] lock (or not) on the calling thread's
+/// allocations.
+pub fn arm_locking_allocator(armed: bool) {
+    ARMED.with(|a| a.set(armed));
+}
+
+// SAFETY: every request goes to `System`; the hook only locks and unlocks
+// a monitor before it.
+unsafe impl std::alloc::GlobalAlloc for LockingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if ARMED.with(std::cell::Cell::get) && !IN_HOOK.with(|h| h.replace(true)) {
+            drop(LOCKED_BY_ALLOCATOR.lock());
+            ALLOCATOR_LOCKS.fetch_add(1, Ordering::SeqCst);
+            IN_HOOK.with(|h| h.set(false));
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
 /// Wait-on-address through one global mutex and condition variable: a waiter
 /// checks the value under the mutex, a waker takes the mutex before
 /// notifying, so no wake-up falls between the check and the sleep.

@@ -7,45 +7,11 @@
 //!
 //! One test: the allocator is process-wide.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 
 use metalock::MultiUseWord;
 use metalock::platform::release_current_thread;
-use metalock_no_std_platform::install;
-
-/// Locks `LOCKED_BY_ALLOCATOR` on every allocation of a thread that set
-/// `ARMED`, except the allocations of that lock itself.
-struct LockingAllocator;
-
-static LOCKED_BY_ALLOCATOR: MultiUseWord = MultiUseWord::new();
-static LOCKS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Const, without destructors: usable from the allocator.
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-    static IN_HOOK: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: every request goes to `System`; the hook only locks and unlocks
-// a monitor before it.
-unsafe impl GlobalAlloc for LockingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.with(Cell::get) && !IN_HOOK.with(|h| h.replace(true)) {
-            drop(LOCKED_BY_ALLOCATOR.lock());
-            LOCKS.fetch_add(1, SeqCst);
-            IN_HOOK.with(|h| h.set(false));
-        }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use metalock_no_std_platform::{ALLOCATOR_LOCKS, LockingAllocator, arm_locking_allocator, install};
 
 #[global_allocator]
 static ALLOCATOR: LockingAllocator = LockingAllocator;
@@ -57,12 +23,12 @@ fn a_bind_inside_the_first_bind_leaves_the_thread_one_environment() {
     std::thread::scope(|s| {
         s.spawn(|| {
             for round in 0..2 {
-                ARMED.with(|a| a.set(true));
-                let locks = LOCKS.load(SeqCst);
+                arm_locking_allocator(true);
+                let locks = ALLOCATOR_LOCKS.load(SeqCst);
                 // Nested, so that the thread takes records beyond its first.
                 let first = outer.lock();
                 let second = inner.lock();
-                ARMED.with(|a| a.set(false));
+                arm_locking_allocator(false);
                 assert!(
                     outer.is_held_by_current_thread() && inner.is_held_by_current_thread(),
                     "round {round}"
@@ -73,7 +39,7 @@ fn a_bind_inside_the_first_bind_leaves_the_thread_one_environment() {
                 assert!(!outer.is_locked() && !inner.is_locked(), "round {round}");
                 if round == 0 {
                     assert!(
-                        LOCKS.load(SeqCst) > locks,
+                        ALLOCATOR_LOCKS.load(SeqCst) > locks,
                         "the allocator locked inside the first bind"
                     );
                 }
