@@ -205,6 +205,7 @@ mod tests {
     fn a_thread_counter_wraps_instead_of_panicking() {
         let counter = AtomicUsize::new(usize::MAX);
         add(&counter, 2);
+        // Relaxed: one thread, nothing to pair with.
         assert_eq!(counter.load(Ordering::Relaxed), 1);
     }
 

@@ -129,6 +129,8 @@ fn a_pending_interrupt_ends_a_condition_wait_before_its_monitor_is_checked() {
     thread::scope(|s| {
         s.spawn(|| {
             let mut go = first.lock();
+            // Relaxed (here and below): written and read under the monitor
+            // of `first`, whose release and enter order them.
             waiting.store(true, Relaxed);
             condition.wait_while(&mut go, |go| !*go);
         });
