@@ -117,3 +117,92 @@ fn a_word_still_in_use_keeps_its_entry() {
     let leftover = table.release(key).unwrap_or_else(|misuse| misuse.raise());
     assert!(leftover.is_some(), "the last reference reclaims the entry");
 }
+
+/// Threads grow and shrink one shard's map at once: each makes entries for
+/// keys of its own and for keys all of them share, in bursts, and gives
+/// them back. Every shared key has one entry while anyone holds it (all
+/// holders see one word, made by one of them), and the map shrinks back to
+/// a small bound once the last burst is given back.
+#[test]
+fn one_shard_grown_and_shrunk_by_threads_at_once() {
+    use std::sync::{Barrier, Mutex};
+
+    const THREADS: usize = 4;
+    const ROUNDS: usize = 20;
+    let table: &'static Table = Box::leak(Box::new(Table::new()));
+    let first = table.shard(8) as *const SysMutex<Shard>;
+    let mut keys = (1..)
+        .map(|i| i * 8)
+        .filter(|&key| core::ptr::eq(table.shard(key), first));
+    let shared: Vec<usize> = keys.by_ref().take(SHRINK_ABOVE).collect();
+    let own: Vec<Vec<usize>> = (0..THREADS)
+        .map(|_| keys.by_ref().take(2 * SHRINK_ABOVE).collect())
+        .collect();
+    let barrier = Barrier::new(THREADS);
+    let words_seen = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for own in &own {
+            let (barrier, words_seen, shared) = (&barrier, &words_seen, &shared);
+            scope.spawn(move || {
+                let acquire = |key| {
+                    let mut reserved = Reserved::none();
+                    loop {
+                        match table.acquire(key, &mut reserved) {
+                            Ok(found) => return found,
+                            Err(NoRoom) => table.make_room(key, &mut reserved),
+                        }
+                    }
+                };
+                for round in 0..ROUNDS {
+                    // Own and shared keys interleaved, in an order that
+                    // differs between rounds, so that threads make and find
+                    // shared entries while others grow the map.
+                    let keys = own.iter().zip(shared.iter().cycle().skip(round));
+                    let mut made = 0;
+                    let mut words = Vec::new();
+                    for (&own, &shared) in keys.take(shared.len()) {
+                        assert!(acquire(own).1, "a key of one thread was found made");
+                        let (word, new) = acquire(shared);
+                        made += usize::from(new);
+                        words.push((shared, word.as_ptr() as usize));
+                    }
+                    for &key in &own[shared.len()..] {
+                        assert!(acquire(key).1, "a key of one thread was found made");
+                    }
+                    words.sort_unstable();
+                    words_seen.lock().unwrap().push((made, words));
+                    if barrier.wait().is_leader() {
+                        let mut seen = words_seen.lock().unwrap();
+                        let total: usize = seen.iter().map(|(made, _)| made).sum();
+                        assert_eq!(total, shared.len(), "a shared key made twice at once");
+                        let one = &seen[0].1;
+                        assert!(
+                            seen.iter().all(|(_, words)| words == one),
+                            "holders of one key saw different words"
+                        );
+                        seen.clear();
+                    }
+                    barrier.wait();
+                    // Leftovers dropped with no lock held, as `crate::keyed` does.
+                    for &key in shared.iter().chain(own) {
+                        drop(table.release(key).unwrap_or_else(|misuse| misuse.raise()));
+                    }
+                    // The next round makes the shared entries afresh.
+                    barrier.wait();
+                }
+            });
+        }
+    });
+    let (len, capacity, spares) = table.shard(shared[0]).with(|shard| {
+        let Shard { entries, spares } = shard;
+        (entries.len(), entries.capacity(), spares.len)
+    });
+    assert_eq!(len, 0);
+    // Each release that leaves the map mostly empty shrinks it, down to
+    // `SHRINK_ABOVE`; the one that empties a larger map frees it.
+    assert!(
+        capacity <= SHRINK_ABOVE,
+        "the emptied map kept {capacity} slots"
+    );
+    assert_eq!(spares, SPARES_PER_SHARD);
+}
