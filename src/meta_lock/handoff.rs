@@ -25,13 +25,9 @@ impl MultiUseWord {
         // AcqRel (see "Memory orderings" in `meta_lock`'s docs): Acquire
         // pairs with the previous holder's releasing compare-and-swap;
         // Release publishes our reset `handoff` to the thread that will name
-        // us as predecessor.
+        // us as predecessor (load-bearing, and beyond what loom can check).
         let bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
-        let mut held = MetaLock {
-            word: self,
-            ee,
-            bits,
-        };
+        let mut held = MetaLock::new(self, ee, bits);
         if state(bits) == BUSY {
             // Queued behind the thread `bits` names: `held` already fences
             // the hand-off, whose blocking runs platform code.
@@ -47,7 +43,7 @@ impl MetaLock<'_> {
     /// successor swapped in behind us.
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
-        debug_assert_ne!(state(release_bits), BUSY);
+        Self::debug_check_release_bits(release_bits);
         // Release pairs with the next swap's Acquire. Relaxed on failure:
         // the hand-off's own atomics order what follows.
         if self
@@ -72,10 +68,15 @@ impl MetaLock<'_> {
 /// bits (Fig. 12, left).
 #[cold]
 fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
-    // SAFETY: a BUSY word names the EE that swapped it in; not ours, as a
-    // thread never asks for a meta-lock it holds (`note_taken`).
+    // SAFETY: a BUSY word names the EE that swapped it in, and EEs are
+    // never freed (they go back to a pool), so the reference stays valid
+    // however long the predecessor takes.
     let pred = unsafe { ExecEnv::of_busy(pred_bits) };
-    debug_assert!(!core::ptr::eq(pred, ee), "queued behind itself");
+    // Not ours: a thread never asks for a meta-lock it holds (`note_taken`).
+    // Checked without a panic, whose hook is user code (see "The rule").
+    if cfg!(debug_assertions) && core::ptr::eq(pred, ee) {
+        crate::sys::abort_with("metalock: a thread queued behind itself for a meta-lock (a bug)");
+    }
     count!(ee, get_meta_lock_slow);
     hooks::fire(HandoffEvent::SuccessorQueued);
     let me = ee as *const ExecEnv as usize;
@@ -96,7 +97,11 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
                     ee.parker.park(None);
                 }
             }
+            // Relaxed: only this thread reads its flag, and the next
+            // predecessor to set it learns of us through our compare-and-
+            // swap on its `handoff` (AcqRel), which comes after this store.
             ee.got_meta_lock_slow.store(false, Ordering::Relaxed);
+            // Relaxed: ordered by the Acquire load of the flag above.
             ee.meta_lock_bits.load(Ordering::Relaxed)
         }
         Err(BITS_FOR_GRAB) => {
@@ -111,7 +116,12 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             pred.parker.unpark();
             bits
         }
-        Err(other) => unreachable!("metalock: two successors for one predecessor ({other:#x})"),
+        // Only one thread swaps in right behind a predecessor, and its
+        // `handoff` is back to IDLE before it swaps again. Stopped without
+        // a panic, whose hook is user code (see "The rule").
+        Err(_) => {
+            crate::sys::abort_with("metalock: two successors for one meta-lock predecessor (a bug)")
+        }
     }
 }
 
@@ -142,8 +152,9 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
         }
         Err(succ) => {
             // Case 1: the successor is blocked in its own EE.
-            // SAFETY: the successor wrote its EE's address; EEs outlive
-            // every hand-off, and it stays blocked until we set its flag.
+            // SAFETY: the successor wrote its EE's address, and EEs are
+            // never freed; it waits (spinning or parked) for its flag, so
+            // the EE is still its own while we write its fields.
             let succ = unsafe { &*(succ as *const ExecEnv) };
             // Relaxed: published by the Release store of the flag below.
             succ.meta_lock_bits.store(release_bits, Ordering::Relaxed);

@@ -48,9 +48,12 @@
 //! unwinds). So a thread is in at most
 //! one hand-off as predecessor (a release does not return before its
 //! hand-off ends) and at most one as successor (it blocks until its hand-off
-//! ends). The two roles use disjoint fields, because a thread that waits as
-//! successor may already be named as predecessor by the thread that swapped
-//! in behind it on the same word. The thread that arrives first spins for a
+//! ends). A thread that waits as successor may already be named as
+//! predecessor by the thread that swapped in behind it on the same word;
+//! the two roles share `meta_lock_bits` and the parker, at different
+//! times: the thread receives bits only while it waits as successor, and
+//! its own successor reads them only after the thread's later release
+//! publishes `BITS_FOR_GRAB`. The thread that arrives first spins for a
 //! bounded few microseconds (`spin_briefly_until`: the other side is
 //! usually running and a few instructions away), then blocks on its parker;
 //! nobody spins longer.
@@ -61,9 +64,18 @@
 //! holder released, Release so that a successor that reads our EE from the
 //! word sees our `handoff` reset from our previous hand-off. The releasing
 //! compare-and-swap is Release, pairing with the next swap's Acquire. In a
-//! hand-off, the bits are written Relaxed before a Release store of the flag
-//! (`got_meta_lock_slow`, or `handoff = BITS_FOR_GRAB`) that the receiving
-//! side reads with Acquire.
+//! hand-off, the bits are written Relaxed before a Release store of
+//! `got_meta_lock_slow`, or before the AcqRel compare-and-swap that writes
+//! `handoff = BITS_FOR_GRAB`, which the receiving side reads with Acquire
+//! (its own compare-and-swap's failure ordering).
+//!
+//! The loom models cannot check the swap's Release half: loom lets a
+//! compare-and-swap, even a failed one, read only the newest store, where
+//! the memory model lets a failed one read an older value. Without that
+//! Release a successor's compare-and-swap on `pred.handoff` could read the
+//! value from the predecessor's previous hand-off (its last successor's
+//! address, or `BITS_FOR_GRAB`) instead of the reset to `IDLE`, and take
+//! stale bits: two threads would hold the meta-lock. Keep it.
 //!
 //! # The rule: nothing unwinds while a meta-lock is held
 //!
@@ -80,7 +92,9 @@
 //! [`MetaLock`], the proof of holding the meta-lock, aborts the same way if
 //! an unwind drops it instead of `release`, as parking_lot_core aborts on an
 //! unwind in the middle of its protocol. So a bug that panics under a
-//! meta-lock (a debug assertion) aborts too, rather than wedge the word.
+//! meta-lock (a debug assertion) aborts too, rather than wedge the word,
+//! though only after the panic hook ran; the meta-lock's own checks stop
+//! the process with a message and no panic.
 
 #[cfg(not(metalock_swap_only))]
 mod handoff;
@@ -92,6 +106,8 @@ pub mod hooks;
 #[cfg(metalock_swap_only)]
 mod swap_only;
 
+use core::marker::PhantomData;
+
 use crate::exec_env::ExecEnv;
 use crate::sys::AbortOnDrop;
 use crate::word::MultiUseWord;
@@ -102,8 +118,10 @@ use crate::word::MultiUseWord;
 /// Invariant: until [`release`](Self::release) consumes it, the word is BUSY
 /// and the meta-lock belongs to the thread of `ee` or to the threads queued
 /// behind it, which only this thread's release lets go on. Dropping a
-/// `MetaLock` any other way, which only an unwind can do, aborts the process
-/// (see "The rule" in the module docs).
+/// `MetaLock` any other way (an unwind, or a bug that lets it go out of
+/// scope) aborts the process (see "The rule" in the module docs). Neither
+/// `Send` nor `Sync`: the release writes thread-owned fields of `ee` and
+/// parks on its parker, so it must run on the thread that took it.
 #[must_use = "a meta-lock is released only by `release`"]
 pub(crate) struct MetaLock<'a> {
     word: &'a MultiUseWord,
@@ -111,6 +129,7 @@ pub(crate) struct MetaLock<'a> {
     /// The word's value before the meta-lock was taken: the object's
     /// synchronization state, never BUSY.
     pub(crate) bits: usize,
+    not_send: PhantomData<*const ()>,
 }
 
 impl Drop for MetaLock<'_> {
@@ -120,7 +139,29 @@ impl Drop for MetaLock<'_> {
     }
 }
 
-impl MetaLock<'_> {
+impl<'a> MetaLock<'a> {
+    /// The proof that the thread of `ee` took `word`'s meta-lock with the
+    /// swap that returned `bits` (or is queued for it).
+    #[inline(always)]
+    fn new(word: &'a MultiUseWord, ee: &'a ExecEnv, bits: usize) -> Self {
+        Self {
+            word,
+            ee,
+            bits,
+            not_send: PhantomData,
+        }
+    }
+
+    /// Checks, in debug builds, that the release bits are not BUSY: stops
+    /// the process with a message rather than panic, since the panic hook
+    /// is user code and must not run under a meta-lock.
+    #[inline(always)]
+    fn debug_check_release_bits(release_bits: usize) {
+        if cfg!(debug_assertions) && crate::word::state(release_bits) == crate::word::BUSY {
+            crate::sys::abort_with("metalock: a meta-lock released with BUSY bits (a bug)");
+        }
+    }
+
     /// The holder's execution environment, for its event counters.
     #[cfg(all(feature = "stats", not(metalock_model)))]
     #[inline]

@@ -23,11 +23,7 @@ impl MultiUseWord {
         // holder; the swap publishes nothing, but AcqRel costs nothing more
         // for the sequentially consistent assembly swaps.
         let bits = self.word.swap(BUSY, Ordering::AcqRel);
-        let mut held = MetaLock {
-            word: self,
-            ee,
-            bits,
-        };
+        let mut held = MetaLock::new(self, ee, bits);
         if state(bits) == BUSY {
             count!(ee, get_meta_lock_slow);
             held.bits = self.get_meta_lock_contended();
@@ -72,7 +68,7 @@ impl MetaLock<'_> {
     /// Releases the meta-lock by storing `release_bits` (never BUSY).
     #[inline]
     pub(crate) fn release(self, release_bits: usize) {
-        debug_assert_ne!(state(release_bits), BUSY);
+        Self::debug_check_release_bits(release_bits);
         // Release pairs with the Acquire of the next holder's swap.
         self.word.word.store(release_bits, Ordering::Release);
         #[cfg(metalock_model)]
