@@ -38,8 +38,9 @@ unsafe fn on_thread_exit(ee: &'static ExecEnv) {
 }
 
 /// Binding of EEs to threads through two thread-locals: a plain cell for
-/// the hot path (no destructor, so it can be read at any point of the
-/// thread's life, including other thread-locals' destructors) and the
+/// the hot path (no destructor, so, where std keeps thread-locals natively,
+/// as on every tier-1 target, it can be read at any point of the thread's
+/// life, including other thread-locals' destructors) and the
 /// thread's exit: a guard whose destructor is the exit cleanup, or, under
 /// the model checkers, a flag that `end_thread` sets. (Loom takes all of a
 /// thread's thread-locals before it destroys any, so a destructor could
@@ -161,17 +162,24 @@ mod thread_locals {
             return bound;
         }
         CURRENT.with(|c| c.set(ee));
-        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        ee.diag.bind();
         // An EE bound after the exit cleanup is detached from the start, and
         // released as soon as it holds no record.
-        if !register_exit() {
+        let late = !register_exit();
+        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+        ee.diag.bind(late);
+        if late {
             // SAFETY: `ee` is this thread's EE, just bound.
             unsafe { ee.detach(false) };
         }
         // After the binding: an allocator that locks monitors finds it.
+        // Kept bound meanwhile: a lock and unlock there would otherwise find
+        // a detached EE idle and release it before we return it.
         #[cfg(not(any(metalock_futex, metalock_model)))]
-        crate::sys::prepare_thread();
+        {
+            // SAFETY: `ee` is this thread's EE, just bound.
+            let _kept = unsafe { ee.keep_bound() };
+            crate::sys::prepare_thread();
+        }
         ee
     }
 

@@ -11,12 +11,20 @@
 //! it is kept in the lock records instead (`LockRecord::diag_word`), with
 //! plain stores.
 
+use core::cell::Cell;
 use core::marker::PhantomData;
 use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Instant;
 
 use crate::primitive::SysMutex;
+
+crate::primitive::thread_local! {
+    /// The calling thread's id, saved when an EE is bound to it: `const` and
+    /// without a destructor, so readable to the last of the thread's
+    /// thread-local destructors.
+    static THREAD_ID: Cell<Option<ThreadId>> = const { Cell::new(None) };
+}
 
 /// A thread as a dump names it.
 #[derive(Clone, Debug)]
@@ -91,18 +99,33 @@ impl Diag {
         }
     }
 
-    /// The EE was bound to the calling thread.
-    pub(crate) fn bind(&self) {
-        let current = std::thread::current();
-        let info = ThreadInfo {
-            id: current.id(),
-            name: current.name().map(Arc::from),
-            exited: false,
+    /// The EE was bound to the calling thread; `late` if after the
+    /// thread's exit cleanup, in its thread-local destructors.
+    pub(crate) fn bind(&self, late: bool) {
+        let info = if late {
+            // So late std's handle of the thread may be gone already (a
+            // global allocator that locks, called for the handle's own
+            // free), and `thread::current` would panic there: the id an
+            // earlier bind saved, if any, and no name. Without an id the
+            // dump leaves the thread out.
+            THREAD_ID.with(Cell::get).map(|id| ThreadInfo {
+                id,
+                name: None,
+                exited: false,
+            })
+        } else {
+            let current = std::thread::current();
+            THREAD_ID.with(|id| id.set(Some(current.id())));
+            Some(ThreadInfo {
+                id: current.id(),
+                name: current.name().map(Arc::from),
+                exited: false,
+            })
         };
         // Whatever is replaced is dropped, and may be freed, after the lock.
         drop(self.state.with(|state| {
             state.binds += 1;
-            state.thread.replace(info)
+            core::mem::replace(&mut state.thread, info)
         }));
     }
 

@@ -16,18 +16,20 @@ pub(super) const FIRST_BATCH: usize = 7;
 /// allocator so far (the figure of paper 000, Table 2).
 ///
 /// Each thread that synchronizes binds an execution environment with a record
-/// of its own and a free list of records; 8 in all are allocated for it at
-/// first, and a new batch, twice the last, only when it holds or waits on more
-/// monitors at once than it has records. Records are recycled through the
-/// thread's free list and, when it exits, handed with its environment to the
-/// next new thread, on every path a thread can take (exiting normally or by a
-/// panic, locking from thread-local destructors, threads started outside Rust).
-/// So the figure is about 8 per thread alive at the same time, more for threads
-/// that hold many monitors at once (a free list keeps the most records its
-/// environment ever needed, for the next thread too), and does not grow with
-/// the number of operations or of threads started over time; a thread that
-/// exits while holding a monitor (a guard leaked with `mem::forget`) keeps only
-/// the records that monitor still uses.
+/// of its own and an empty free list; the first batch of 7 comes when it first
+/// holds or waits on two monitors at once (or locks in a thread-local
+/// destructor that runs after its exit cleanup), and a new batch, twice the
+/// last, only when it holds or waits on more monitors at once than it has
+/// records. Records are recycled through the thread's free list and, when it
+/// exits, handed with its environment to the next new thread, on every path a
+/// thread can take (exiting normally or by a panic, locking from thread-local
+/// destructors, threads started outside Rust). So the figure is at most about 8
+/// per thread alive at the same time (1 for a thread that never holds two
+/// monitors at once), more for threads that hold many monitors at once (a free
+/// list keeps the most records its environment ever needed, for the next thread
+/// too), and does not grow with the number of operations or of threads started
+/// over time; a thread that exits while holding a monitor (a guard leaked with
+/// `mem::forget`) keeps only the records that monitor still uses.
 ///
 /// ```
 /// use metalock::{Synchronized, lock_records_allocated};
@@ -245,38 +247,46 @@ impl ExecEnv {
     /// thread holds no meta-lock.
     #[cold]
     unsafe fn refill(&'static self) -> *mut LockRecord {
+        // Kept bound through the whole refill: taking donated records may
+        // wait for the pools' lock in the platform, and allocating calls
+        // the allocator, either of which may lock and unlock monitors on
+        // this EE; if it is detached and holds nothing else, such an unlock
+        // would take it for idle and release it under us.
+        // SAFETY: `self` is the calling thread's EE (caller's contract).
+        let _kept = unsafe { self.keep_bound() };
         // SAFETY: thread-owned counter.
         let n = self.next_batch.with(|b| unsafe { *b });
-        if let Some(first) = global::take_donated_records(self.as_owner(), n) {
-            return first;
-        }
-        // SAFETY: thread-owned counter.
-        self.next_batch
-            .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
-        let first = {
-            // SAFETY: `self` is the calling thread's EE (caller's contract).
-            let _kept = unsafe { self.keep_bound() };
-            // SAFETY: as above, and kept bound until this drops.
-            let _allocating = unsafe { self.allocating() };
-            global::allocate_records(self.as_owner(), n)
-        };
-        count!(self, lock_records_allocated, n);
-        // Links through pointers derived from `first` alone, so that no
-        // later reference to an element invalidates the pointer the free
-        // list keeps (Stacked/Tree Borrows). A lock in the allocator may
-        // have refilled the list meanwhile: the new batch goes in front.
-        // SAFETY: thread-owned field.
-        let refilled_meanwhile = self.free_records.with(|h| unsafe { *h });
-        for i in 1..=n {
-            // SAFETY: `first` points at `n` fresh records, not shared yet.
-            unsafe {
-                let next = if i < n {
-                    first.add(i)
-                } else {
-                    refilled_meanwhile
+        let (first, last) = match global::take_donated_records(self.as_owner(), n) {
+            Some(taken) => taken,
+            None => {
+                // SAFETY: thread-owned counter.
+                self.next_batch
+                    .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+                let first = {
+                    // SAFETY: as above, and kept bound until this drops.
+                    let _allocating = unsafe { self.allocating() };
+                    global::allocate_records(self.as_owner(), n)
                 };
-                (*first.add(i - 1)).set_free_next(next);
+                count!(self, lock_records_allocated, n);
+                // Links through pointers derived from `first` alone, so
+                // that no later reference to an element invalidates the
+                // pointer the free list keeps (Stacked/Tree Borrows).
+                for i in 1..n {
+                    // SAFETY: `first` points at `n` fresh records, not
+                    // shared yet.
+                    unsafe { (*first.add(i - 1)).set_free_next(first.add(i)) };
+                }
+                // SAFETY: as above; `n` is at least 1.
+                (first, unsafe { first.add(n - 1) })
             }
+        };
+        // A lock in the platform or the allocator may have refilled the
+        // list meanwhile: the new records go in front of what it left.
+        // SAFETY: thread-owned field; `last` ends the records just taken,
+        // which are this thread's alone.
+        unsafe {
+            let refilled_meanwhile = self.free_records.with(|h| *h);
+            (*last).set_free_next(refilled_meanwhile);
         }
         first
     }

@@ -32,8 +32,10 @@ pub(super) fn records_allocated() -> usize {
 }
 
 /// How many execution environments have been taken from the global
-/// allocator so far: at most the number of threads alive at the same time,
-/// plus those that exited holding a monitor. Not part of the API.
+/// allocator so far: about the number of threads alive at the same time,
+/// plus those that exited holding a monitor, plus one for each bind that a
+/// global allocator which locks monitors nests in another. Not part of the
+/// API.
 #[cfg(feature = "__test-hooks")]
 pub fn exec_envs_allocated() -> usize {
     // Relaxed: a statistic with no data attached.
@@ -285,9 +287,13 @@ mod pools {
         });
     }
 
-    /// Takes up to `n` donated records for `owner`, linked as a free list,
-    /// or `None` if there are none.
-    pub(crate) fn take_donated_records(owner: usize, n: usize) -> Option<*mut LockRecord> {
+    /// Takes up to `n` donated records for `owner`, linked as a free list
+    /// that ends in null, as its first and last record; `None` if there are
+    /// none.
+    pub(crate) fn take_donated_records(
+        owner: usize,
+        n: usize,
+    ) -> Option<(*mut LockRecord, *mut LockRecord)> {
         let taken = take(|pools| {
             let head = pools.records;
             if head.is_null() {
@@ -310,7 +316,7 @@ mod pools {
                 pools.records = (*last).free_next();
                 (*last).set_free_next(ptr::null_mut());
             }
-            Some(head)
+            Some((head, last))
         });
         #[cfg(all(metalock_model, feature = "__test-hooks"))]
         if taken.is_some() {

@@ -304,17 +304,24 @@ impl ExecEnv {
     /// it goes back to the pool, and not before (code `f` runs may lock and
     /// unlock monitors: a global allocator that `f`, or the platform outside
     /// a meta-lock, calls).
+    /// However `f` ends: a panic that `f` raises (a misuse it reports) and
+    /// the caller catches must not leave a detached EE bound for good.
     #[inline]
     pub(crate) fn with_current<R>(f: impl FnOnce(&'static ExecEnv) -> R) -> R {
+        /// Releases the EE, if detached and idle, when dropped.
+        struct ReleaseIfIdle(&'static ExecEnv);
+        impl Drop for ReleaseIfIdle {
+            fn drop(&mut self) {
+                // SAFETY: the calling thread's EE (made in `with_current`,
+                // dropped on its thread).
+                unsafe { self.0.release_if_idle_and_detached() };
+            }
+        }
         let ee = Self::current();
-        let result = {
-            // SAFETY: `ee` is the calling thread's EE.
-            let _kept = unsafe { ee.keep_bound_if_detached() };
-            f(ee)
-        };
-        // SAFETY: `ee` is the calling thread's EE.
-        unsafe { ee.release_if_idle_and_detached() };
-        result
+        let _release = ReleaseIfIdle(ee);
+        // SAFETY: `ee` is the calling thread's EE. Dropped before `_release`.
+        let _kept = unsafe { ee.keep_bound_if_detached() };
+        f(ee)
     }
 
     /// The EE a lock record names as its owner.
