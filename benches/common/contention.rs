@@ -7,7 +7,7 @@
 //! time and fairness ([`RoundStats`]). The sweep ([`sweep_cell`]) runs the
 //! latter for each lock of [`SWEEP_LOCKS`], interleaved.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::locks::{CounterLock, MetaKeyed, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
@@ -34,22 +34,38 @@ fn contend<L: CounterLock>(lock: &L, workload: &Workload, i: u64) {
     workload.outside(i);
 }
 
-/// The time of `ops` iterations split evenly over `threads` threads
-/// contending for `lock` (at least [`MIN_CONTENDED_OPS`] are run, and the
-/// time scaled).
+/// The time of `ops` iterations by `threads` threads contending for `lock`
+/// (at least [`MIN_CONTENDED_OPS`] are run, and the time scaled). The
+/// threads draw on one count instead of a share each: with fixed shares an
+/// unfair lock's favoured threads finish first and leave the end of the
+/// run to fewer contenders, which flatters a barging lock against a fair
+/// one. Here every thread contends until the count is done, give or take
+/// one batch each.
 pub fn contended_ops<L: CounterLock + Sync>(
     lock: &L,
     threads: usize,
     workload: &Workload,
     ops: u64,
 ) -> Duration {
-    let per_thread = ops.max(MIN_CONTENDED_OPS).div_ceil(threads as u64);
+    /// Iterations between two looks at the shared count: rare enough that
+    /// its cache line costs nothing beside the lock's.
+    const BATCH: u64 = 64;
+    let target = ops.max(MIN_CONTENDED_OPS);
+    let done = Padded(AtomicU64::new(0));
     let (elapsed, _) = timed_threads(threads, |_| {
-        for i in 0..per_thread {
-            contend(lock, workload, i);
+        let mut i = 0;
+        loop {
+            for _ in 0..BATCH {
+                contend(lock, workload, i);
+                i += 1;
+            }
+            // Relaxed: a count, read again after the threads are joined.
+            if done.0.fetch_add(BATCH, Ordering::Relaxed) + BATCH >= target {
+                break;
+            }
         }
     });
-    scale(elapsed, ops, per_thread * threads as u64)
+    scale(elapsed, ops, done.0.into_inner())
 }
 
 /// Lets `threads` threads contend for `lock` for `length`, each counting
