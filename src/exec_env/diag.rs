@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn an_inner_blocking_episode_gives_the_outer_one_back() {
         let diag = Diag::new();
-        diag.bind();
+        diag.bind(false);
         let outer = diag.block(0x100, true, false, None);
         let episode = diag.observe(|_| None).unwrap().blocked.unwrap().episode;
         {
@@ -300,10 +300,10 @@ mod tests {
     #[test]
     fn a_scope_ends_nothing_after_its_environment_was_rebound() {
         let diag = Diag::new();
-        diag.bind();
+        diag.bind(false);
         let scope = diag.block(0x100, false, false, None);
         diag.unbind();
-        diag.bind();
+        diag.bind(false);
         let other = diag.block(0x300, false, false, None);
         drop(scope);
         assert_eq!(blocked_word(&diag), Some(0x300));
@@ -318,12 +318,39 @@ mod tests {
             let _scope = diag.block(0x100, false, false, None);
             diag.observe(|_| None).unwrap().blocked.unwrap().episode
         };
-        diag.bind();
+        diag.bind(false);
         let (first_binding, first_episode) = (diag.binding(), episode(&diag));
         diag.unbind();
         assert!(diag.observe(|_| None).is_none());
-        diag.bind();
+        diag.bind(false);
         assert!(diag.binding() > first_binding);
         assert!(episode(&diag) > first_episode);
+    }
+
+    /// A bind late in a thread's exit names the thread by the id an
+    /// earlier bind saved, without asking `thread::current`; a thread that
+    /// never bound before is left out of the dump.
+    #[test]
+    fn a_late_bind_reuses_the_saved_id() {
+        std::thread::Builder::new()
+            .name("late".into())
+            .spawn(|| {
+                let diag = Diag::new();
+                diag.bind(true);
+                assert!(
+                    diag.observe(|_| None).is_none(),
+                    "an unknown thread was named"
+                );
+                diag.bind(false);
+                let named = diag.observe(|_| None).unwrap().thread;
+                assert_eq!(named.name.as_deref(), Some("late"));
+                diag.unbind();
+                diag.bind(true);
+                let late = diag.observe(|_| None).unwrap().thread;
+                assert_eq!((late.id, late.name), (std::thread::current().id(), None));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 }
