@@ -565,10 +565,14 @@ impl Grid {
         } else {
             "—".to_string()
         };
-        grid.footer = format!(
-            "misses {misses}/{}, geomean {mean}",
-            WORK_NS.len() * WORK_NS.len()
-        );
+        let cells = WORK_NS.len() * WORK_NS.len();
+        // A cell where either lock did nothing (a ratio of 0 or infinity)
+        // has no logarithm: it counts as a miss but not in the mean.
+        let left_out = match cells - count as usize {
+            0 => String::new(),
+            n => format!(" ({n} cells without a finite ratio left out)"),
+        };
+        grid.footer = format!("misses {misses}/{cells}, geomean {mean}{left_out}");
         grid
     }
 

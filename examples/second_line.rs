@@ -8,7 +8,9 @@
 //!
 //! If the keyed monitor's gap to `same` is the second line every hand-off
 //! moves, `keyed` runs like `apart`, and both trail `same` in the same
-//! cells. Run: `cargo run --release --example second_line` (about 75 s).
+//! cells. Every shape's counter must come out equal to the operations
+//! counted, or the example panics. Run: `cargo run --release --example
+//! second_line` (about 75 s).
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -101,7 +103,15 @@ fn run(threads: usize, shape: usize, cs: u32, out: u32) -> f64 {
         std::thread::sleep(Duration::from_millis(300));
         stop.store(true, Relaxed);
     });
-    total.load(Relaxed) as f64 / started.elapsed().as_secs_f64() / 1e6
+    let elapsed = started.elapsed();
+    // Relaxed: the scope joined every thread.
+    let total = total.load(Relaxed);
+    let counted = [&same.counter, &apart.counter, &keyed.counter][shape.min(2)].get();
+    assert_eq!(
+        counted, total,
+        "an update was lost: the monitor did not exclude"
+    );
+    total as f64 / elapsed.as_secs_f64() / 1e6
 }
 
 fn main() {
@@ -111,9 +121,11 @@ fn main() {
     for threads in [2, 4, 16] {
         for (cs, out) in [(0, 0), (0, 70), (70, 0), (70, 70)] {
             let mut runs = [vec![], vec![], vec![]];
-            for _ in 0..7 {
-                for (shape, figures) in runs.iter_mut().enumerate() {
-                    figures.push(run(threads, shape, cs, out));
+            // The shapes take turns at running first.
+            for round in 0..7 {
+                for turn in 0..3 {
+                    let shape = (round + turn) % 3;
+                    runs[shape].push(run(threads, shape, cs, out));
                 }
             }
             for figures in &mut runs {
