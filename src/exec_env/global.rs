@@ -20,8 +20,9 @@ use super::ExecEnv;
 use crate::lock_record::LockRecord;
 
 /// Lock records taken from the global allocator (paper 000, Table 2).
-/// Written under the global lock by load and store (the swap-only backend
-/// has no fetch-add); read without it.
+/// Written by load and store (the swap-only backend has no fetch-add)
+/// under the pools' lock, or under the model checkers the registry's;
+/// read without either.
 static RECORDS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
 /// EEs taken from the global allocator; written as `RECORDS_ALLOCATED`.
 static ENVS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
