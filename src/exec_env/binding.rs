@@ -172,12 +172,14 @@ mod thread_locals {
             unsafe { ee.detach(false) };
         }
         // After the binding: an allocator that locks monitors finds it.
-        // Kept bound meanwhile: a lock and unlock there would otherwise find
-        // a detached EE idle and release it before we return it.
+        // A late EE is kept bound meanwhile: a lock and unlock there would
+        // otherwise find it detached and idle, and release it before we
+        // return it. (An attached one is not: counted busy, its locks
+        // there would skip the hot record and allocate a batch.)
         #[cfg(not(any(metalock_futex, metalock_model)))]
         {
             // SAFETY: `ee` is this thread's EE, just bound.
-            let _kept = unsafe { ee.keep_bound() };
+            let _kept = unsafe { ee.keep_bound_if_detached() };
             crate::sys::prepare_thread();
         }
         ee
