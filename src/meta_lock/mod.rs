@@ -73,9 +73,10 @@
 //! compare-and-swap, even a failed one, read only the newest store, where
 //! the memory model lets a failed one read an older value. Without that
 //! Release a successor's compare-and-swap on `pred.handoff` could read the
-//! value from the predecessor's previous hand-off (its last successor's
-//! address, or `BITS_FOR_GRAB`) instead of the reset to `IDLE`, and take
-//! stale bits: two threads would hold the meta-lock. Keep it.
+//! value from the predecessor's previous hand-off instead of the reset to
+//! `IDLE`: its last successor's address, which stops the process ("two
+//! successors"), or `BITS_FOR_GRAB`, which hands it stale bits, so that two
+//! threads would hold the meta-lock. Keep it.
 //!
 //! # The rule: nothing unwinds while a meta-lock is held
 //!
@@ -94,7 +95,9 @@
 //! unwind in the middle of its protocol. So a bug that panics under a
 //! meta-lock (a debug assertion) aborts too, rather than wedge the word,
 //! though only after the panic hook ran; the meta-lock's own checks stop
-//! the process with a message and no panic.
+//! the process with a message, which with `std` runs no panic machinery
+//! (without it the message goes through the panic handler, see
+//! `sys::abort_with`).
 
 #[cfg(not(metalock_swap_only))]
 mod handoff;
@@ -153,8 +156,9 @@ impl<'a> MetaLock<'a> {
     }
 
     /// Checks, in debug builds, that the release bits are not BUSY: stops
-    /// the process with a message rather than panic, since the panic hook
-    /// is user code and must not run under a meta-lock.
+    /// the process with a message rather than a panic, whose hook is user
+    /// code that must not run under a meta-lock (without `std` the message
+    /// still goes through the panic handler, as every abort of the crate's).
     #[inline(always)]
     fn debug_check_release_bits(release_bits: usize) {
         if cfg!(debug_assertions) && crate::word::state(release_bits) == crate::word::BUSY {
