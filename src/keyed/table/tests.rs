@@ -140,9 +140,13 @@ fn one_shard_grown_and_shrunk_by_threads_at_once() {
         .collect();
     let barrier = Barrier::new(THREADS);
     let words_seen = Mutex::new(Vec::new());
+    // Noted, not asserted, in the threads: a thread that panicked would
+    // leave the others waiting at the barrier for good.
+    let problems = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for own in &own {
             let (barrier, words_seen, shared) = (&barrier, &words_seen, &shared);
+            let problem = |what: String| problems.lock().unwrap().push(what);
             scope.spawn(move || {
                 let acquire = |key| {
                     let mut reserved = Reserved::none();
@@ -161,31 +165,43 @@ fn one_shard_grown_and_shrunk_by_threads_at_once() {
                     let mut made = 0;
                     let mut words = Vec::new();
                     for (&own, &shared) in keys.take(shared.len()) {
-                        assert!(acquire(own).1, "a key of one thread was found made");
+                        if !acquire(own).1 {
+                            problem(format!(
+                                "round {round}: key {own:#x} of one thread found made"
+                            ));
+                        }
                         let (word, new) = acquire(shared);
                         made += usize::from(new);
                         words.push((shared, word.as_ptr() as usize));
                     }
                     for &key in &own[shared.len()..] {
-                        assert!(acquire(key).1, "a key of one thread was found made");
+                        if !acquire(key).1 {
+                            problem(format!(
+                                "round {round}: key {key:#x} of one thread found made"
+                            ));
+                        }
                     }
                     words.sort_unstable();
                     words_seen.lock().unwrap().push((made, words));
                     if barrier.wait().is_leader() {
                         let mut seen = words_seen.lock().unwrap();
                         let total: usize = seen.iter().map(|(made, _)| made).sum();
-                        assert_eq!(total, shared.len(), "a shared key made twice at once");
+                        if total != shared.len() {
+                            problem(format!("round {round}: {total} shared entries made"));
+                        }
                         let one = &seen[0].1;
-                        assert!(
-                            seen.iter().all(|(_, words)| words == one),
-                            "holders of one key saw different words"
-                        );
+                        if !seen.iter().all(|(_, words)| words == one) {
+                            problem(format!("round {round}: one key, different words"));
+                        }
                         seen.clear();
                     }
                     barrier.wait();
                     // Leftovers dropped with no lock held, as `crate::keyed` does.
                     for &key in shared.iter().chain(own) {
-                        drop(table.release(key).unwrap_or_else(|misuse| misuse.raise()));
+                        match table.release(key) {
+                            Ok(leftover) => drop(leftover),
+                            Err(misuse) => problem(format!("round {round}: {misuse:?}")),
+                        }
                     }
                     // The next round makes the shared entries afresh.
                     barrier.wait();
@@ -193,6 +209,8 @@ fn one_shard_grown_and_shrunk_by_threads_at_once() {
             });
         }
     });
+    let problems = problems.into_inner().unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
     let (len, capacity, spares) = table.shard(shared[0]).with(|shard| {
         let Shard { entries, spares } = shard;
         (entries.len(), entries.capacity(), spares.len)
