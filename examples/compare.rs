@@ -566,8 +566,8 @@ impl Grid {
             "—".to_string()
         };
         let cells = WORK_NS.len() * WORK_NS.len();
-        // A cell where either lock did nothing (a ratio of 0 or infinity)
-        // has no logarithm: it counts as a miss but not in the mean.
+        // A cell where either lock did nothing (a ratio of 0 or infinity,
+        // or none) has no logarithm: it is left out of the mean.
         let left_out = match cells - count as usize {
             0 => String::new(),
             n => format!(" ({n} cells without a finite ratio left out)"),
