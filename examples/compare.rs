@@ -41,7 +41,9 @@ use common::locks::{
     Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
     ReentrantSpinLock, SpinLock, StdMutex,
 };
-use common::measure::{RoundStats, Rounds, Summary, interleaved, median};
+use common::measure::{
+    RoundStats, Rounds, Summary, interleaved, line_round_trip, median, round_trip_label,
+};
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
@@ -464,11 +466,21 @@ struct SweepCell {
     locks: Vec<Summary>,
 }
 
+/// The sweep's cells, and the cache-line round trip between two threads
+/// before each thread count's cells and after the last (what moves every
+/// contended figure on a VM, see [`line_round_trip`]).
+struct Sweep {
+    cells: Vec<SweepCell>,
+    round_trips: Vec<Option<Duration>>,
+}
+
 /// Runs the whole sweep: every thread count, every critical section, every
 /// outside work; each cell's rounds interleaved across the locks.
-fn sweep(calibration: &Calibration, rounds: Rounds) -> Vec<SweepCell> {
+fn sweep(calibration: &Calibration, rounds: Rounds) -> Sweep {
     let mut cells = Vec::new();
+    let mut round_trips = Vec::new();
     for threads in THREAD_COUNTS {
+        round_trips.push(line_round_trip());
         eprintln!(
             "  contention sweep, {threads} threads ({} cells)",
             WORK_NS.len() * WORK_NS.len()
@@ -487,7 +499,8 @@ fn sweep(calibration: &Calibration, rounds: Rounds) -> Vec<SweepCell> {
             }
         }
     }
-    cells
+    round_trips.push(line_round_trip());
+    Sweep { cells, round_trips }
 }
 
 /// A heat map of one figure over the cells of one thread count: rows are
@@ -636,11 +649,15 @@ fn cpu_per_op(s: &Summary) -> f64 {
     s.cpu_ns_per_unit
 }
 
-fn print_grids(cells: &[SweepCell]) {
-    for threads in THREAD_COUNTS {
+fn print_grids(sweep: &Sweep) {
+    let cells = &sweep.cells[..];
+    for (i, threads) in THREAD_COUNTS.into_iter().enumerate() {
         println!(
             "{threads} threads: ratio to parking_lot::Mutex; * misses the target \
-             (throughput < 1.0, CPU/op > 1.0)\n"
+             (throughput < 1.0, CPU/op > 1.0); cache-line round trip between two threads {} \
+             before these cells, {} after\n",
+            round_trip_label(sweep.round_trips[i]),
+            round_trip_label(sweep.round_trips[i + 1]),
         );
         let ratio_pair = |what: &str, metric: fn(&Summary) -> f64, better| {
             [(SWEEP_WORD, "metalock word"), (SWEEP_SYNC, "Synchronized")].map(|(lock, name)| {
@@ -887,12 +904,14 @@ fn main() {
     let date = utc_now();
     let header = format!(
         "metalock compare — {date} — {cpus} CPUs, {} — {} {}\ncommand: {}\n\
-         load average before the run: {}\nmode: {}\n{calibration}",
+         load average before the run: {}; cache-line round trip between two threads: {}\n\
+         mode: {}\n{calibration}",
         cpu_model(),
         std::env::consts::OS,
         std::env::consts::ARCH,
         command.join(" "),
         load_average(),
+        round_trip_label(line_round_trip()),
         mode.describe(),
     );
     eprintln!("{header}\nmeasuring...");
@@ -911,7 +930,7 @@ fn main() {
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
     let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
-    let csv = write_csv(CSV_PATH, &machine, &sweep);
+    let csv = write_csv(CSV_PATH, &machine, &sweep.cells);
 
     println!("{header}\n");
     print_table(&rows);
@@ -967,7 +986,7 @@ fn main() {
          thread's operations over the least busy one's.\n"
     );
     print_grids(&sweep);
-    print_absolute(&sweep);
+    print_absolute(&sweep.cells);
     match csv {
         Ok(()) => println!("Every figure of every lock and cell: {CSV_PATH}"),
         Err(e) => println!("Could not write {CSV_PATH}: {e}"),

@@ -9,8 +9,10 @@
 //! If the keyed monitor's gap to `same` is the second line every hand-off
 //! moves, `keyed` runs like `apart`, and both trail `same` in the same
 //! cells. Every shape's counter must come out equal to the operations
-//! counted, or the example panics. Run: `cargo run --release --example
-//! second_line` (about 75 s).
+//! counted, or the example panics. Before and after each thread count it
+//! prints how long a cache line takes to go from one thread to another and
+//! back: the more that costs, the more the second line does. Run:
+//! `cargo run --release --example second_line` (about 75 s).
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -18,6 +20,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use metalock::MultiUseWord;
+
+// Only the cache-line round trip and what it uses are needed here.
+#[allow(dead_code)]
+#[path = "../benches/common/measure.rs"]
+mod measure;
 
 #[repr(C, align(128))]
 struct Same {
@@ -118,7 +125,12 @@ fn main() {
     println!(
         "thr  cs out |  same apart keyed (Mops/s, medians of 7) | apart/same keyed/same keyed/apart"
     );
+    let round_trip = || measure::round_trip_label(measure::line_round_trip());
     for threads in [2, 4, 16] {
+        println!(
+            "cache-line round trip between two threads: {}",
+            round_trip()
+        );
         for (cs, out) in [(0, 0), (0, 70), (70, 0), (70, 70)] {
             let mut runs = [vec![], vec![], vec![]];
             // The shapes take turns at running first.
@@ -140,5 +152,9 @@ fn main() {
             );
         }
     }
+    println!(
+        "cache-line round trip between two threads: {}",
+        round_trip()
+    );
     println!("(cs and out in work steps; 70 steps are about 20 ns on the README's machine)");
 }

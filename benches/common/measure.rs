@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -330,4 +330,68 @@ pub fn median(values: &mut [f64]) -> f64 {
     } else {
         (values[mid - 1] + values[mid]) / 2.0
     }
+}
+
+/// Round trips in one batch of [`line_round_trip`].
+const ROUND_TRIPS: u64 = 50_000;
+/// Batches of [`line_round_trip`]; the median is kept.
+const ROUND_TRIP_BATCHES: usize = 5;
+
+/// A cache line of its own (and its adjacent-line prefetch partner's).
+#[repr(align(128))]
+struct OwnLine(AtomicU64);
+
+/// How long one cache line takes to go from one thread to another and
+/// back: two threads take turns writing one atomic, each spinning until it
+/// sees the other's write. Every contended figure moves with it, and a
+/// keyed monitor's, which moves two lines per hand-off, the most. On a VM
+/// it changes with where the host runs the virtual CPUs (on one core
+/// complex or two): here it moved between about 70 and 800 ns from one
+/// minute to the next. `None` with fewer than two CPUs, where the threads
+/// would only take turns by preemption.
+pub fn line_round_trip() -> Option<Duration> {
+    if thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
+    let line = OwnLine(AtomicU64::new(0));
+    // Spins until `line` holds `value`, yielding now and then so that a
+    // preempted partner can run.
+    let await_value = |value: u64| {
+        let mut spins = 0_u32;
+        // Relaxed: only the value itself is exchanged.
+        while line.0.load(Ordering::Relaxed) != value {
+            spins += 1;
+            if spins.is_multiple_of(1 << 16) {
+                thread::yield_now();
+            }
+        }
+    };
+    let mut batches: Vec<f64> = (0..ROUND_TRIP_BATCHES)
+        .map(|_| {
+            line.0.store(0, Ordering::Relaxed);
+            let start = Instant::now();
+            thread::scope(|s| {
+                s.spawn(|| {
+                    for i in 0..ROUND_TRIPS {
+                        await_value(2 * i + 1);
+                        line.0.store(2 * i + 2, Ordering::Relaxed);
+                    }
+                });
+                for i in 0..ROUND_TRIPS {
+                    line.0.store(2 * i + 1, Ordering::Relaxed);
+                    await_value(2 * i + 2);
+                }
+            });
+            start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64
+        })
+        .collect();
+    Some(Duration::from_nanos(median(&mut batches) as u64))
+}
+
+/// A figure of [`line_round_trip`] for people.
+pub fn round_trip_label(round_trip: Option<Duration>) -> String {
+    round_trip.map_or_else(
+        || "not measured (one CPU)".to_string(),
+        |t| format!("{} ns", t.as_nanos()),
+    )
 }
