@@ -16,6 +16,10 @@
 //!   metalock_portable_parker` picks the latter on Linux too, so that the
 //!   other targets' path runs in CI (Cargo.toml picks the dependency by
 //!   the same rule).
+//! - `cfg(metalock_model_swap_parker)`, given by hand with `--cfg loom` and
+//!   the test hooks: the models park on the parker that ships
+//!   (`SwapParker`, on an emulated futex) instead of the checker's
+//!   condition variable.
 
 use std::env;
 
@@ -25,6 +29,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(metalock_model)");
     println!("cargo::rustc-check-cfg=cfg(metalock_futex)");
     println!("cargo::rustc-check-cfg=cfg(metalock_portable_parker)");
+    println!("cargo::rustc-check-cfg=cfg(metalock_model_swap_parker)");
     println!("cargo::rerun-if-changed=build.rs");
 
     let loom = env::var_os("CARGO_CFG_LOOM").is_some();

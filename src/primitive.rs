@@ -183,7 +183,8 @@ pub(crate) const BRIEF_SPINS: u32 = 64;
 /// The algorithms of the internal lock and the parker, generic over how
 /// they block (`futex`): the platform's wait-on-address in a normal build;
 /// under loom an emulation, for their own models, while the crate's other
-/// models take the checker's mutex and condition variable below.
+/// models take the checker's mutex and condition variable below (and, with
+/// `--cfg metalock_model_swap_parker`, the parker on the emulation).
 #[cfg(any(not(metalock_model), all(loom, feature = "__test-hooks")))]
 mod futex;
 #[cfg(any(not(metalock_model), all(loom, feature = "__test-hooks")))]
@@ -268,10 +269,16 @@ impl Parker {
     }
 }
 
-#[cfg(metalock_model)]
+#[cfg(all(
+    metalock_model,
+    not(all(loom, feature = "__test-hooks", metalock_model_swap_parker))
+))]
 pub(crate) use parker::Parker;
 
-#[cfg(metalock_model)]
+#[cfg(all(
+    metalock_model,
+    not(all(loom, feature = "__test-hooks", metalock_model_swap_parker))
+))]
 mod parker {
     use super::model::sync::{Condvar, Mutex};
     use crate::sys::Instant;
@@ -333,6 +340,65 @@ mod parker {
         #[cfg(feature = "__test-hooks")]
         pub(crate) fn unpark_pending_unseen(&self) -> bool {
             self.shadow.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+}
+
+#[cfg(all(loom, feature = "__test-hooks", metalock_model_swap_parker))]
+pub(crate) use shipped_parker::Parker;
+
+/// With `--cfg metalock_model_swap_parker` (loom, test hooks), the parker
+/// of normal builds, `SwapParker`, on an emulated futex, so that the
+/// models check the protocols on the parker that ships, not only on the
+/// checker's condition variable.
+#[cfg(all(loom, feature = "__test-hooks", metalock_model_swap_parker))]
+mod shipped_parker {
+    use alloc::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+
+    use super::futex::ModelFutex;
+    use super::swap_parker::SwapParker;
+    use crate::sys::Instant;
+
+    /// `SwapParker` on a futex of its own.
+    ///
+    /// Invariant: `shadow` is set right after the swap of an `unpark`, and
+    /// cleared when `park` returns, right after its last swap, with no
+    /// checker operation in between either time. Only the owner parks, so
+    /// whenever it is not inside `park` the shadow says whether a token is
+    /// pending.
+    #[derive(Debug)]
+    pub(crate) struct Parker {
+        inner: SwapParker<Arc<ModelFutex>>,
+        /// A copy of "a token is pending" that the checker does not see
+        /// (as in the condition-variable parker).
+        shadow: AtomicBool,
+    }
+
+    impl Parker {
+        pub(crate) fn new() -> Self {
+            Self {
+                inner: SwapParker::with_futex(Arc::new(ModelFutex::new())),
+                shadow: AtomicBool::new(false),
+            }
+        }
+
+        pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
+            let timed_out = self.inner.park(deadline);
+            // SeqCst: a plain `std` atomic outside the model. Whether the
+            // park took the token or timed out, its last swap left EMPTY.
+            self.shadow.store(false, SeqCst);
+            timed_out
+        }
+
+        pub(crate) fn unpark(&self) {
+            self.inner.unpark_then(|| self.shadow.store(true, SeqCst));
+        }
+
+        /// Whether an unpark is pending, read without the checker seeing
+        /// the read.
+        pub(crate) fn unpark_pending_unseen(&self) -> bool {
+            self.shadow.load(SeqCst)
         }
     }
 }

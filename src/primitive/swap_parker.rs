@@ -59,9 +59,19 @@ impl<F: Futex> SwapParker<F> {
     }
 
     /// Makes the token available, waking the owner if it is parked.
+    #[inline]
     pub fn unpark(&self) {
+        self.unpark_then(|| {});
+    }
+
+    /// As `unpark`, running `after_swap` once the token is in the state and
+    /// before the owner is woken (the model parker mirrors the state there).
+    #[inline]
+    pub(crate) fn unpark_then(&self, after_swap: impl FnOnce()) {
         // Release pairs with the Acquire swaps in `park`.
-        if swap(&self.state, NOTIFIED, Ordering::Release) == PARKED {
+        let was = swap(&self.state, NOTIFIED, Ordering::Release);
+        after_swap();
+        if was == PARKED {
             self.futex.wake_all(&self.state);
         }
     }
