@@ -5,9 +5,10 @@
 // constructors are not `const` and its primitives run only inside a model.
 #![cfg(not(any(loom, feature = "shuttle")))]
 
+use metalock::__test_hooks::exec_envs_allocated;
 use metalock::{MonitorGuard, MultiUseWord, Synchronized};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -148,4 +149,78 @@ fn a_monitor_held_across_teardown_is_still_ours_in_later_destructors() {
     );
     assert!(!HELD_ACROSS_TEARDOWN.is_locked());
     assert_eq!(HELD_ACROSS_TEARDOWN.payload(), 5);
+}
+
+/// What a late destructor and the test thread share, reached only under
+/// the keyed monitor of `LATE_WAIT` (the atomics only make it `Sync`).
+struct LateWait {
+    waiting: AtomicBool,
+    released: AtomicBool,
+}
+
+static LATE_WAIT: LateWait = LateWait {
+    waiting: AtomicBool::new(false),
+    released: AtomicBool::new(false),
+};
+
+/// Enters the keyed monitor of `LATE_WAIT` twice and waits on it, from a
+/// destructor that runs after the crate's own per-thread teardown.
+struct WaitsOnDrop;
+
+impl Drop for WaitsOnDrop {
+    fn drop(&mut self) {
+        let outer = metalock::lock(&LATE_WAIT);
+        let mut inner = metalock::lock(&LATE_WAIT);
+        LATE_WAIT.waiting.store(true, Ordering::SeqCst);
+        while !LATE_WAIT.released.load(Ordering::SeqCst) {
+            inner.wait();
+        }
+        assert_eq!(inner.depth(), 2, "a wait gives the depth back");
+        LATE_WAIT.waiting.store(false, Ordering::SeqCst);
+        LATE_WAIT.released.store(false, Ordering::SeqCst);
+        drop((inner, outer));
+    }
+}
+
+thread_local! {
+    static WAITS_ON_DROP: WaitsOnDrop = const { WaitsOnDrop };
+}
+
+/// A keyed lock, a reentrant one and a wait (so a park, and a contended
+/// enter when it wakes) from a destructor that runs after the crate's
+/// per-thread teardown, on a detached execution environment. Each thread's
+/// environment must go back to the pool afterwards: were it kept, every
+/// thread would take a new one.
+#[test]
+fn keyed_locks_and_waits_from_late_destructors() {
+    const THREADS: usize = 40;
+    let before = exec_envs_allocated();
+    for _ in 0..THREADS {
+        let waiter = thread::spawn(|| {
+            // Registered before the crate's exit guard, so destroyed after.
+            WAITS_ON_DROP.with(|_| ());
+            drop(WORD.lock());
+        });
+        // Only a thread inside the wait lets this lock in with `waiting` set.
+        loop {
+            let guard = metalock::lock(&LATE_WAIT);
+            if LATE_WAIT.waiting.load(Ordering::SeqCst) {
+                LATE_WAIT.released.store(true, Ordering::SeqCst);
+                guard.notify_all();
+                break;
+            }
+            drop(guard);
+            thread::sleep(Duration::from_millis(1));
+        }
+        waiter
+            .join()
+            .expect("a thread that waits in a late destructor exits cleanly");
+    }
+    assert!(!metalock::is_locked(&LATE_WAIT));
+    // The other tests of this binary run at once and take at most 15.
+    let taken = exec_envs_allocated() - before;
+    assert!(
+        taken < THREADS / 2,
+        "{taken} environments taken for {THREADS} threads one after another"
+    );
 }
