@@ -7,7 +7,9 @@
 //! The two-thread models explore every interleaving; the three-thread models
 //! and the one with repeated hand-offs are bounded (see [`bounded`]). Every
 //! model that can hand off counts the outcomes of the race over all its
-//! executions and fails unless it explored both.
+//! executions and fails unless it explored both; the models with more than
+//! one hand-off per thread also fail unless some park returned on a token
+//! an earlier hand-off left behind.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +46,7 @@ fn count(event: HandoffEvent) {
         HandoffEvent::SuccessorQueued => &QUEUED,
         HandoffEvent::SuccessorWon => &SUCCESSOR_WON,
         HandoffEvent::PredecessorWon => &PREDECESSOR_WON,
+        HandoffEvent::WokeEarly => &TOTAL_WOKE_EARLY,
         // Monitor-level events: these tests run the meta-lock alone.
         _ => return,
     };
@@ -53,6 +56,9 @@ fn count(event: HandoffEvent) {
 /// Outcomes of the race added up over all the executions of a model.
 static TOTAL_SUCCESSOR_WON: AtomicUsize = AtomicUsize::new(0);
 static TOTAL_PREDECESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+/// Parks that returned before the hand-off they waited for was done (a
+/// token left by an earlier unpark), over all the executions of a model.
+static TOTAL_WOKE_EARLY: AtomicUsize = AtomicUsize::new(0);
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the counting hook for the length of a model (the model's closure
@@ -63,6 +69,7 @@ impl Events {
     fn install() -> Self {
         TOTAL_SUCCESSOR_WON.store(0, Ordering::Relaxed);
         TOTAL_PREDECESSOR_WON.store(0, Ordering::Relaxed);
+        TOTAL_WOKE_EARLY.store(0, Ordering::Relaxed);
         EXECUTIONS.store(0, Ordering::Relaxed);
         set_handoff_hook(Some(count));
         Events
@@ -98,7 +105,11 @@ impl Events {
         let succ = TOTAL_SUCCESSOR_WON.load(Ordering::Relaxed);
         let pred = TOTAL_PREDECESSOR_WON.load(Ordering::Relaxed);
         let executions = EXECUTIONS.load(Ordering::Relaxed);
-        println!("{model}: {executions} executions, hand-offs: {succ} in case 1, {pred} in case 2");
+        let early = TOTAL_WOKE_EARLY.load(Ordering::Relaxed);
+        println!(
+            "{model}: {executions} executions, hand-offs: {succ} in case 1, {pred} in case 2, \
+             {early} parks woken early"
+        );
         if cfg!(metalock_swap_only) {
             assert_eq!((succ, pred), (0, 0));
         } else {
@@ -107,6 +118,17 @@ impl Events {
                 pred > 0,
                 "{model}: case 2 (predecessor wins) never explored"
             );
+        }
+    }
+
+    /// Checks that some execution of the model had a thread come back
+    /// from its park before its part of a hand-off was done, on a token
+    /// that an earlier hand-off left in its parker, and park again (call
+    /// after `assert_both_cases`, which prints the count).
+    fn assert_a_park_woke_early(&self, model: &str) {
+        let early = TOTAL_WOKE_EARLY.load(Ordering::Relaxed);
+        if !cfg!(metalock_swap_only) {
+            assert!(early > 0, "{model}: no park woken early was explored");
         }
     }
 
@@ -230,6 +252,7 @@ fn three_threads_mutual_exclusion() {
         Events::end();
     });
     events.assert_both_cases("three threads");
+    events.assert_a_park_woke_early("three threads");
 }
 
 /// Two threads, two acquisitions each: a thread's EE serves in a second
@@ -255,6 +278,7 @@ fn repeated_handoffs() {
         Events::end();
     });
     events.assert_both_cases("repeated hand-offs");
+    events.assert_a_park_woke_early("repeated hand-offs");
 }
 
 /// Two words, taken in opposite orders (never both at once): a thread is

@@ -93,7 +93,9 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             // Acquire pairs with the predecessor's Release store of the flag.
             let got = || ee.got_meta_lock_slow.load(Ordering::Acquire);
             if !spin_briefly_until(got) {
+                ee.parker.park(None);
                 while !got() {
+                    hooks::fire(HandoffEvent::WokeEarly);
                     ee.parker.park(None);
                 }
             }
@@ -145,7 +147,9 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
             // Acquire pairs with the successor's Release store of IDLE.
             let taken = || ee.handoff.load(Ordering::Acquire) == IDLE;
             if !spin_briefly_until(taken) {
+                ee.parker.park(None);
                 while !taken() {
+                    hooks::fire(HandoffEvent::WokeEarly);
                     ee.parker.park(None);
                 }
             }

@@ -9,6 +9,10 @@ pub enum HandoffEvent {
     SuccessorWon,
     /// Case 2: the predecessor reached its EE first.
     PredecessorWon,
+    /// A thread waiting for its part of a hand-off came back from its park
+    /// before that part was done (a token left from an earlier unpark, or
+    /// a spurious return), and parks again.
+    WokeEarly,
     /// A thread invited to re-contend for a monitor lost it to another
     /// thread, and queues again.
     ContenderPassedOver,
