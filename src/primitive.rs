@@ -347,6 +347,12 @@ mod parker {
 #[cfg(all(loom, feature = "__test-hooks", metalock_model_swap_parker))]
 pub(crate) use shipped_parker::Parker;
 
+#[cfg(all(metalock_model_swap_parker, not(all(loom, feature = "__test-hooks"))))]
+compile_error!(
+    "metalock: --cfg metalock_model_swap_parker needs --cfg loom and the `__test-hooks` feature \
+     (the crate's own loom models); elsewhere it would be ignored"
+);
+
 /// With `--cfg metalock_model_swap_parker` (loom, test hooks), the parker
 /// of normal builds, `SwapParker`, on an emulated futex, so that the
 /// models check the protocols on the parker that ships, not only on the
