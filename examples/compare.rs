@@ -654,8 +654,8 @@ fn print_grids(sweep: &Sweep) {
     for (i, threads) in THREAD_COUNTS.into_iter().enumerate() {
         println!(
             "{threads} threads: ratio to parking_lot::Mutex; * misses the target \
-             (throughput < 1.0, CPU/op > 1.0); cache-line round trip between two threads {} \
-             before these cells, {} after\n",
+             (throughput < 1.0, CPU/op > 1.0)\n\
+             cache-line round trip between two threads: {} before these cells, {} after\n",
             round_trip_label(sweep.round_trips[i]),
             round_trip_label(sweep.round_trips[i + 1]),
         );

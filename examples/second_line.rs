@@ -128,7 +128,7 @@ fn main() {
     let round_trip = || measure::round_trip_label(measure::line_round_trip());
     for threads in [2, 4, 16] {
         println!(
-            "cache-line round trip between two threads: {}",
+            "cache-line round trip between two threads, before {threads} threads: {}",
             round_trip()
         );
         for (cs, out) in [(0, 0), (0, 70), (70, 0), (70, 70)] {
@@ -153,7 +153,7 @@ fn main() {
         }
     }
     println!(
-        "cache-line round trip between two threads: {}",
+        "cache-line round trip between two threads, after the last: {}",
         round_trip()
     );
     println!("(cs and out in work steps; 70 steps are about 20 ns on the README's machine)");

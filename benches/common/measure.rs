@@ -343,25 +343,27 @@ struct OwnLine(AtomicU64);
 
 /// How long one cache line takes to go from one thread to another and
 /// back: two threads take turns writing one atomic, each spinning until it
-/// sees the other's write. Every contended figure moves with it, and a
-/// keyed monitor's, which moves two lines per hand-off, the most. On a VM
-/// it changes with where the host runs the virtual CPUs (on one core
-/// complex or two): here it moved between about 70 and 800 ns from one
-/// minute to the next. `None` with fewer than two CPUs, where the threads
-/// would only take turns by preemption.
+/// sees the other's write. Every contended figure moves with it, a keyed
+/// monitor's (two lines per hand-off) the most. On this VM it moved
+/// between about 70 and 800 ns from one minute to the next, presumably as
+/// the host placed the two virtual CPUs; the threads are not pinned, so on
+/// a larger machine it is the round trip of whichever two CPUs they got.
+/// `None` with fewer than two CPUs, where the threads would only take turns
+/// by preemption.
 pub fn line_round_trip() -> Option<Duration> {
     if thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return None;
     }
     let line = OwnLine(AtomicU64::new(0));
-    // Spins until `line` holds `value`, yielding now and then so that a
-    // preempted partner can run.
+    // Spins until `line` holds `value`, yielding every few microseconds so
+    // that a partner preempted on a busy machine gets to run.
     let await_value = |value: u64| {
         let mut spins = 0_u32;
-        // Relaxed: only the value itself is exchanged.
+        // Relaxed (every access to `line`): the value is the whole message;
+        // the scope's spawn and join order the reset between batches.
         while line.0.load(Ordering::Relaxed) != value {
-            spins += 1;
-            if spins.is_multiple_of(1 << 16) {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1 << 12) {
                 thread::yield_now();
             }
         }
@@ -369,20 +371,24 @@ pub fn line_round_trip() -> Option<Duration> {
     let mut batches: Vec<f64> = (0..ROUND_TRIP_BATCHES)
         .map(|_| {
             line.0.store(0, Ordering::Relaxed);
-            let start = Instant::now();
             thread::scope(|s| {
                 s.spawn(|| {
-                    for i in 0..ROUND_TRIPS {
+                    for i in 0..=ROUND_TRIPS {
                         await_value(2 * i + 1);
                         line.0.store(2 * i + 2, Ordering::Relaxed);
                     }
                 });
-                for i in 0..ROUND_TRIPS {
+                // The clock starts after a first round trip, once the
+                // partner runs.
+                line.0.store(1, Ordering::Relaxed);
+                await_value(2);
+                let start = Instant::now();
+                for i in 1..=ROUND_TRIPS {
                     line.0.store(2 * i + 1, Ordering::Relaxed);
                     await_value(2 * i + 2);
                 }
-            });
-            start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64
+                start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64
+            })
         })
         .collect();
     Some(Duration::from_nanos(median(&mut batches) as u64))
