@@ -79,7 +79,9 @@ impl MultiUseWord {
         count!(ee, extra_fast_misses);
         let held = self.get_meta_lock(ee);
         let bits = held.bits;
-        let held = check_owner(held, record, "unlock");
+        let Some(held) = check_owner(held, record) else {
+            not_owned("unlock")
+        };
         // SAFETY: we hold the meta-lock and own the monitor through `record`.
         unsafe {
             let count = record.count();
@@ -163,25 +165,33 @@ fn release_and_signal(held: MetaLock<'_>, release_bits: usize, record: &LockReco
     });
 }
 
-/// Returns `held` unless `record` owns the monitor at `held.bits`; then it
-/// releases the meta-lock and panics. Guards make this impossible from safe
-/// code; it guards the crate's own invariants.
+/// Returns `held` if `record` owns the monitor at `held.bits`; else
+/// releases the meta-lock and returns `None`. Guards make a `None`
+/// impossible from safe code; it guards the crate's own invariants.
 #[inline]
-pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord, op: &str) -> MetaLock<'a> {
+pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord) -> Option<MetaLock<'a>> {
     let bits = held.bits;
     if state(bits) != LOCKED || !ptr::eq(record_of(bits), record) {
         held.release(bits);
-        // Only an unlock takes its record from the caller (a RawMonitor
-        // token); the others use the guard's own, or the one the word names
-        // as the calling thread's (a wait through a lock_api guard).
-        let hint = match op {
-            "unlock" => {
-                " through the given lock record (a RawMonitor token must come from the same \
-                 RawMonitor's lock)"
-            }
-            _ => "",
-        };
-        panic!("metalock: {op} of a monitor that the calling thread does not own{hint}");
+        return None;
     }
-    held
+    Some(held)
+}
+
+/// The panic of an `op` whose [`check_owner`] failed, raised once the
+/// caller holds no lock of the crate (the panic hook is user code).
+#[cold]
+#[track_caller]
+pub(super) fn not_owned(op: &str) -> ! {
+    // Only an unlock takes its record from the caller (a RawMonitor token);
+    // a wait uses the guard's own, or the one the word names as the calling
+    // thread's (a wait through a lock_api guard).
+    let hint = match op {
+        "unlock" => {
+            " through the given lock record (a RawMonitor token must come from the same \
+             RawMonitor's lock)"
+        }
+        _ => "",
+    };
+    panic!("metalock: {op} of a monitor that the calling thread does not own{hint}");
 }

@@ -13,7 +13,7 @@
 
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
-use super::exit::{check_owner, release_to_queue};
+use super::exit::{check_owner, not_owned, release_to_queue};
 use super::home::{Home, home_with};
 use super::policy;
 use super::queue::insert_notified;
@@ -44,6 +44,15 @@ pub(crate) enum WaitEnd {
     TimedOut,
     /// The waiter's interrupt flag was set first; the flag is cleared.
     Interrupted,
+}
+
+/// Why a wait did not start; it panics saying so once it holds no lock.
+#[derive(Clone, Copy, Debug)]
+enum Refused {
+    /// The waiting record does not own the monitor.
+    NotOwner,
+    /// The condition is bound to another monitor's word.
+    BoundElsewhere,
 }
 
 /// The panic message of a condition used with two monitors at once.
@@ -107,12 +116,14 @@ impl MultiUseWord {
         let key = self.wait_key(set);
         let home = home_with(self);
         let started = stripe(key, set.is_condition()).with(ee, |waiting| {
-            // SAFETY: we hold the stripe; the record is ours and owns the
-            // monitor.
+            // SAFETY: we hold the stripe; the record is ours.
             unsafe { self.start_waiting(ee, record, waiting, key, home, set) }
         });
-        if started.is_err() {
-            panic!("{BOUND_ELSEWHERE}");
+        // Raised once the stripe is released: the panic hook is user code.
+        match started {
+            Ok(()) => {}
+            Err(Refused::NotOwner) => not_owned("wait"),
+            Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
         }
         let end = self.wait_started(ee, record, deadline, set, interrupt, key);
         if let Some(home) = home {
@@ -173,12 +184,13 @@ impl MultiUseWord {
     /// Leaves the monitor and joins the wait set at `key`, under its stripe;
     /// pins `home`, the word's if it is a home's, until the wait ends (the
     /// word may be NEUTRAL meanwhile, and must keep its key). A condition
-    /// `set` is bound to this word first; bound to another, nothing changes
-    /// and the error says so.
+    /// `set` is bound to this word first. If `record` does not own the
+    /// monitor, or `set` is bound to another word, nothing changes and the
+    /// error says which.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`; `record` is the calling
-    /// thread's and owns the monitor; `ee` is its EE.
+    /// thread's; `ee` is its EE.
     unsafe fn start_waiting(
         &self,
         ee: &'static ExecEnv,
@@ -187,17 +199,19 @@ impl MultiUseWord {
         key: usize,
         home: Option<&Home>,
         set: WaitSet<'_>,
-    ) -> Result<(), BoundElsewhere> {
-        let held = check_owner(self.get_meta_lock(ee), record, "wait");
-        // Bound once the owner is checked, so that a failed check (a panic)
-        // leaves the condition as it was; the meta-lock's release below
+    ) -> Result<(), Refused> {
+        let Some(held) = check_owner(self.get_meta_lock(ee), record) else {
+            return Err(Refused::NotOwner);
+        };
+        // Bound once the owner is checked, so that a failed check leaves
+        // the condition as it was; the meta-lock's release below
         // orders the binding for a notify (see `ConditionWord::notify`).
         if let WaitSet::Condition(condition) = set
-            && let Err(elsewhere) = condition.bind(self)
+            && let Err(BoundElsewhere) = condition.bind(self)
         {
             let bits = held.bits;
             held.release(bits);
-            return Err(elsewhere);
+            return Err(Refused::BoundElsewhere);
         }
         // Relaxed: see `acquire_held`.
         ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
@@ -347,5 +361,63 @@ impl MultiUseWord {
             lock.release(bits);
         }
         notified
+    }
+}
+
+#[cfg(all(test, feature = "std", not(metalock_model)))]
+mod tests {
+    use std::cell::Cell;
+    use std::panic::{self, AssertUnwindSafe};
+    use std::time::Duration;
+
+    use super::{WaitEnd, WaitSet};
+    use crate::exec_env::ExecEnv;
+    use crate::word::MultiUseWord;
+
+    std::thread_local! {
+        /// Set while this test's panic runs its hook on this thread.
+        static IN_HOOK_TEST: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// A wait through a record that does not own the monitor (no guard
+    /// lets one happen; a bug of the crate would) panics only once the
+    /// wait-table stripe is released: the panic hook, user code, may wait
+    /// on a monitor itself, where before it found the stripe held and the
+    /// process stopped.
+    #[test]
+    fn a_wait_by_a_non_owner_panics_with_no_stripe_held() {
+        static HELD: MultiUseWord = MultiUseWord::new();
+        static NOT_HELD: MultiUseWord = MultiUseWord::new();
+        static IN_HOOK: MultiUseWord = MultiUseWord::new();
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_HOOK_TEST.with(Cell::get) {
+                let mut guard = IN_HOOK.lock();
+                assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+            } else {
+                previous(info);
+            }
+        }));
+        let ee = ExecEnv::current();
+        let record = HELD.enter::<true>(ee);
+        IN_HOOK_TEST.with(|flag| flag.set(true));
+        let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+            NOT_HELD.wait(record, None, WaitSet::Monitor, None)
+        }));
+        IN_HOOK_TEST.with(|flag| flag.set(false));
+        drop(panic::take_hook());
+        let message = unwound.expect_err("a non-owner's wait returned");
+        let message = message
+            .downcast_ref::<String>()
+            .expect("a formatted panic message");
+        assert!(message.contains("wait of a monitor that the calling thread does not own"));
+        HELD.exit::<false>(record);
+        // The word and its stripe are as before.
+        assert!(!NOT_HELD.is_locked());
+        let record = NOT_HELD.enter::<true>(ee);
+        let deadline = crate::sys::Instant::now() + Duration::from_millis(1);
+        let end = NOT_HELD.wait(record, Some(deadline), WaitSet::Monitor, None);
+        assert_eq!(end, WaitEnd::TimedOut);
+        NOT_HELD.exit::<false>(record);
     }
 }

@@ -108,8 +108,8 @@ impl Stripe {
         if nested {
             crate::sys::abort_with(NESTED);
         }
-        /// Clears the flag on every way out, the panic of a wait on a
-        /// monitor the thread does not own included (see `SysMutex::with`).
+        /// Clears the flag on every way out, an unwind included (see
+        /// `SysMutex::with`).
         struct Held<'a>(&'a ExecEnv);
 
         impl Drop for Held<'_> {

@@ -46,9 +46,9 @@ impl<T, F> SwapMutex<T, F> {
 
 impl<T, F: Futex> SwapMutex<T, F> {
     /// Runs `f` with the lock held, and releases it on every way out: the
-    /// one panic the crate lets out of `f`, a wait on a monitor the thread
-    /// does not own (`check_owner`), comes before `f` changes anything,
-    /// and must not leave every later wait on the stripe blocked.
+    /// crate raises its panics after `f` returns (the panic hook is user
+    /// code), but an unwind out of `f` must still not leave every later
+    /// user of the lock blocked.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         /// Releases the lock when dropped.
         struct Unlock<'a, T, F: Futex>(&'a SwapMutex<T, F>);
