@@ -6,8 +6,10 @@
 //! waiter it would reach is never lost, and a bounded buffer with two
 //! conditions, two producers and two consumers neither loses an item nor
 //! hangs; a condition rebound from one monitor to another between two
-//! waits is notified exactly as it says; and a condition's waits and
-//! notifies run beside the monitor's own, on another stripe and in the same.
+//! waits is notified exactly as it says; a condition's waits and notifies
+//! run beside the monitor's own, on another stripe and in the same; and a
+//! `notify_all` without the monitor releases two waiters, on a plain and on
+//! a fair monitor.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -119,6 +121,72 @@ fn notify_without_the_monitor_races_a_timed_out_waiter() {
         builder(3),
         || timed_waiter_races_notify(false),
     );
+}
+
+/// Executions whose `notify_all` reached both waiters, per fairness (plain
+/// atomics: loom runs a model's executions one after the other).
+static REACHED_BOTH: [std::sync::atomic::AtomicUsize; 2] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
+
+/// `notify_all` on a condition by a thread that does not hold the monitor,
+/// with two waiters: the notifier moves them into the monitor one at a
+/// time, taking the meta-lock again for the second, which may find the
+/// word free, locked by the first, or with the first queued; on a fair
+/// monitor it hands the monitor over itself. Each waiter returns once (a
+/// waiter left behind sleeps for ever, which loom reports as a deadlock).
+fn notify_all_without_the_monitor(fair: bool) {
+    let value = if fair {
+        Synchronized::new_fair(0)
+    } else {
+        Synchronized::new(0)
+    };
+    let shared = Arc::new(Shared {
+        value,
+        a: Condition::new(),
+        b: Condition::new(),
+    });
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                shared.a.wait_while(&mut g, |v| *v == 0);
+                *g += 1;
+            })
+        })
+        .collect();
+    *shared.value.lock() = 1;
+    let reached = shared.a.notify_all();
+    assert!(reached <= 2);
+    if reached == 2 {
+        REACHED_BOTH[usize::from(fair)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    for waiter in waiters {
+        waiter.join().unwrap();
+    }
+    assert_eq!(*shared.value.lock(), 3);
+}
+
+#[test]
+fn notify_all_without_the_monitor_releases_two_waiters() {
+    explore(
+        "notify_all_without_the_monitor_releases_two_waiters",
+        builder(2),
+        || notify_all_without_the_monitor(false),
+    );
+    assert!(REACHED_BOTH[0].load(std::sync::atomic::Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn notify_all_without_a_fair_monitor_releases_two_waiters() {
+    explore(
+        "notify_all_without_a_fair_monitor_releases_two_waiters",
+        builder(2),
+        || notify_all_without_the_monitor(true),
+    );
+    assert!(REACHED_BOTH[1].load(std::sync::atomic::Ordering::Relaxed) > 0);
 }
 
 #[test]
