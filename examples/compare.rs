@@ -743,14 +743,26 @@ fn print_absolute(cells: &[SweepCell]) {
 
 /// Writes every figure of every lock and cell to `path`, one line per
 /// (cell, lock).
-fn write_csv(path: &str, machine: &str, cells: &[SweepCell]) -> io::Result<()> {
-    // Where the figures come from, as a comment line (`plot` shows it).
+fn write_csv(path: &str, machine: &str, sweep: &Sweep) -> io::Result<()> {
+    // Where the figures come from, as comment lines (`plot` shows them).
+    let mut round_trips = String::new();
+    for (threads, round_trip) in THREAD_COUNTS.iter().zip(&sweep.round_trips) {
+        write!(
+            round_trips,
+            "{} before {threads} threads, ",
+            round_trip_label(*round_trip)
+        )
+        .expect("writing to a String");
+    }
+    let last = sweep.round_trips.last().copied().flatten();
     let mut csv = format!(
         "# {machine}\n\
+         # cache-line round trip between two threads: {round_trips}{} after\n\
          threads,cs_ns,outside_ns,lock,rounds,throughput_ops_per_s,cpu_ns_per_op,\
-         max_min_ops,max_min_cpu,voluntary_switches_per_op\n"
+         max_min_ops,max_min_cpu,voluntary_switches_per_op\n",
+        round_trip_label(last)
     );
-    for cell in cells {
+    for cell in &sweep.cells {
         for (lock, s) in SWEEP_LOCKS.iter().zip(&cell.locks) {
             writeln!(
                 csv,
@@ -930,7 +942,7 @@ fn main() {
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
     let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
-    let csv = write_csv(CSV_PATH, &machine, &sweep.cells);
+    let csv = write_csv(CSV_PATH, &machine, &sweep);
 
     println!("{header}\n");
     print_table(&rows);
