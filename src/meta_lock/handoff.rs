@@ -64,6 +64,21 @@ impl MetaLock<'_> {
     }
 }
 
+/// Waits, on the calling thread whose EE is `ee`, until `done`: the other
+/// thread's part of a hand-off. It spins briefly (the other thread is
+/// between two of its instructions, usually) and then parks, again after
+/// each return that comes before its part (a token an earlier hand-off
+/// left, or a spurious return).
+fn wait_for_part(ee: &ExecEnv, done: impl Fn() -> bool) {
+    if !spin_briefly_until(&done) {
+        ee.parker.park(None);
+        while !done() {
+            hooks::fire(HandoffEvent::WokeEarly);
+            ee.parker.park(None);
+        }
+    }
+}
+
 /// Waits for the predecessor named by `pred_bits` to hand over the release
 /// bits (Fig. 12, left).
 #[cold]
@@ -91,14 +106,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             hooks::fire(HandoffEvent::SuccessorWon);
             // Case 1: the predecessor will put the bits in our EE.
             // Acquire pairs with the predecessor's Release store of the flag.
-            let got = || ee.got_meta_lock_slow.load(Ordering::Acquire);
-            if !spin_briefly_until(got) {
-                ee.parker.park(None);
-                while !got() {
-                    hooks::fire(HandoffEvent::WokeEarly);
-                    ee.parker.park(None);
-                }
-            }
+            wait_for_part(ee, || ee.got_meta_lock_slow.load(Ordering::Acquire));
             // Relaxed: only this thread reads its flag, and the next
             // predecessor to set it learns of us through our compare-and-
             // swap on its `handoff` (AcqRel), which comes after this store.
@@ -145,14 +153,7 @@ fn release_meta_lock_slow(ee: &ExecEnv, release_bits: usize) {
             // between its swap and its compare-and-swap, so usually a spin
             // is enough.
             // Acquire pairs with the successor's Release store of IDLE.
-            let taken = || ee.handoff.load(Ordering::Acquire) == IDLE;
-            if !spin_briefly_until(taken) {
-                ee.parker.park(None);
-                while !taken() {
-                    hooks::fire(HandoffEvent::WokeEarly);
-                    ee.parker.park(None);
-                }
-            }
+            wait_for_part(ee, || ee.handoff.load(Ordering::Acquire) == IDLE);
         }
         Err(succ) => {
             // Case 1: the successor is blocked in its own EE.
