@@ -9,7 +9,8 @@
 //! waits is notified exactly as it says; a condition's waits and notifies
 //! run beside the monitor's own, on another stripe and in the same; and a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
-//! a fair monitor.
+//! a fair monitor, and a notify without the monitor that finds it free with
+//! threads still queued puts the waiter ahead of them.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -21,6 +22,8 @@ use std::time::Duration;
 
 mod common;
 use common::{builder, explore};
+#[path = "common/events.rs"]
+mod events;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, Synchronized};
@@ -187,6 +190,57 @@ fn notify_all_without_a_fair_monitor_releases_two_waiters() {
         || notify_all_without_the_monitor(true),
     );
     assert!(REACHED_BOTH[1].load(std::sync::atomic::Ordering::Relaxed) > 0);
+}
+
+/// A notify on a condition by a thread that does not hold the monitor,
+/// while the monitor is free but two contenders are still queued (the
+/// exit just before invited the first, which has not come back yet): the
+/// waiter goes ahead of them and is invited at once. Nobody sleeps for ever
+/// (loom would report the deadlock), every thread enters once, and some
+/// execution takes that path (`NotifiedAheadOfQueue`). A fair monitor never
+/// gets there: its exits hand the monitor over rather than invite.
+#[test]
+fn notify_without_the_monitor_ahead_of_a_free_queue() {
+    const NAME: &str = "notify_without_the_monitor_ahead_of_a_free_queue";
+    const FLAG: usize = 1 << 8;
+    let before = events::events();
+    explore(NAME, builder(2), || {
+        let shared = shared();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                *g += 1;
+                shared.a.wait_while(&mut g, |v| *v & FLAG == 0);
+                *g += 1;
+            })
+        };
+        // The waiter waits once its count shows under the monitor.
+        while *shared.value.lock() == 0 {
+            thread::yield_now();
+        }
+        let mut g = shared.value.lock();
+        let contenders: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || *shared.value.lock() += 4)
+            })
+            .collect();
+        *g |= FLAG;
+        drop(g);
+        assert_eq!(shared.a.notify_all(), 1);
+        waiter.join().unwrap();
+        for contender in contenders {
+            contender.join().unwrap();
+        }
+        assert_eq!(*shared.value.lock(), FLAG + 2 + 8);
+    });
+    let ahead = events::events().notified_ahead - before.notified_ahead;
+    println!("{NAME}: {ahead} waiters put ahead of a free queue");
+    assert!(
+        ahead > 0,
+        "{NAME}: no notify found a free monitor with a queue"
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
-//! `NotifiedWaiterLost`, `ContenderPassedOver`, `TimedEnterSettled`), so that a model can assert
-//! that its executions reached the path it names. Included by path from the
-//! model files that count them.
+//! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
+//! `TimedEnterSettled`), so that a model can assert that its executions
+//! reached the path it names. Included by path from the model files that
+//! count them.
 
 // Each model file that includes this module counts some of the events, so
 // each sees some of it unused.
@@ -22,6 +23,9 @@ pub struct Events {
     pub notified_lost: usize,
     /// Invited contenders that lost the monitor (`ContenderPassedOver`).
     pub passed_over: usize,
+    /// Waiters a notify put ahead of the queue of a free monitor
+    /// (`NotifiedAheadOfQueue`).
+    pub notified_ahead: usize,
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
@@ -69,6 +73,7 @@ pub fn events() -> Events {
         static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
+        static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
     }
     fn count(event: HandoffEvent) {
@@ -76,6 +81,7 @@ pub fn events() -> Events {
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
+            HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
                 GAVE_UP.with(|n| {
@@ -94,6 +100,7 @@ pub fn events() -> Events {
         handed_over: HANDED_OVER.with(Cell::get),
         notified_lost: NOTIFIED_LOST.with(Cell::get),
         passed_over: PASSED_OVER.with(Cell::get),
+        notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
     }
 }

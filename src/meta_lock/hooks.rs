@@ -22,6 +22,10 @@ pub enum HandoffEvent {
     /// A notified waiter that an exit invited lost the monitor to another
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
+    /// A notify found the monitor free with threads still queued to enter
+    /// (an invited thread not yet back), and put the waiter it moved ahead
+    /// of them, to be invited first.
+    NotifiedAheadOfQueue,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.
     TimedEnterSettled(GiveUp),

@@ -21,6 +21,7 @@ use super::wait_table::{Waiting, stripe};
 use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, record_of};
+use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, state};
@@ -342,6 +343,7 @@ impl MultiUseWord {
                     } else {
                         let head = record_of(bits);
                         waiter.set_queue(head);
+                        hooks::fire(hooks::HandoffEvent::NotifiedAheadOfQueue);
                         (*head).displaced()
                     };
                     waiter.set_displaced(displaced);
