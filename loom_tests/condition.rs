@@ -10,7 +10,10 @@
 //! run beside the monitor's own, on another stripe and in the same; and a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
 //! a fair monitor, and a notify without the monitor that finds it free with
-//! threads still queued puts the waiter ahead of them.
+//! threads still queued puts the waiter ahead of them; a wait refused
+//! because its condition is bound to another monitor changes nothing (the
+//! binding included), while the other monitor's waiter times out or is
+//! notified.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -240,6 +243,133 @@ fn notify_without_the_monitor_ahead_of_a_free_queue() {
     assert!(
         ahead > 0,
         "{NAME}: no notify found a free monitor with a queue"
+    );
+}
+
+/// The panic message of a wait refused because its condition is bound to
+/// another monitor.
+const REFUSED: &str = "a condition belongs to one monitor at a time";
+
+/// Leaves the refused waits' panics unprinted (the models expect them), and
+/// every other panic printed as before.
+fn quiet_refusals() {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info.payload().downcast_ref::<String>();
+            if !message.is_some_and(|m| m.contains(REFUSED)) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// A wait on a condition that another thread waits on with another monitor
+/// is refused with a panic, and changes nothing: threads A and B each wait
+/// on the condition with their own value's monitor, timed (under loom a
+/// timed wait may time out at any point), while the main thread notifies
+/// once without either monitor. The second to wait is refused while the
+/// first waits, else it waits too; a refused thread still owns its monitor,
+/// once (one release frees it). The notify reaches at most one wait,
+/// exactly when it says so, and some executions take each way (one wait
+/// refused, none).
+#[test]
+fn a_wait_refused_for_another_monitor_races_a_timeout_and_a_notify() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    const NAME: &str = "a_wait_refused_for_another_monitor_races_a_timeout_and_a_notify";
+    // Executions in which no wait was refused, and in which one was.
+    static WAYS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    quiet_refusals();
+    // Waits with a monitor of its own: `Some(notified)`, or `None` if the
+    // wait was refused.
+    let wait = |condition: &Condition| {
+        let value = Synchronized::new(0_usize);
+        let mut g = value.lock();
+        let wait = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            condition.wait_for(&mut g, Duration::from_secs(1))
+        }));
+        assert!(value.is_held_by_current_thread());
+        *g += 1;
+        drop(g);
+        assert!(!value.is_locked());
+        match wait {
+            Ok(result) => Some(!result.timed_out()),
+            Err(panic) => {
+                let message = panic.downcast_ref::<String>().unwrap();
+                assert!(message.contains(REFUSED), "{message}");
+                None
+            }
+        }
+    };
+    explore(NAME, builder(2), move || {
+        let condition = Arc::new(Condition::new());
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let condition = Arc::clone(&condition);
+                thread::spawn(move || wait(&condition))
+            })
+            .collect();
+        let marked = condition.notify_one();
+        let ends: Vec<_> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+        let notified = ends.iter().filter(|&&end| end == Some(true)).count();
+        let refused = ends.iter().filter(|end| end.is_none()).count();
+        assert_eq!(notified, usize::from(marked), "{ends:?}");
+        assert!(refused <= 1, "{ends:?}");
+        WAYS[refused].fetch_add(1, Relaxed);
+    });
+    let ways = [WAYS[0].load(Relaxed), WAYS[1].load(Relaxed)];
+    println!(
+        "{NAME}: a wait refused in {} executions, none in {}",
+        ways[1], ways[0]
+    );
+    assert!(ways.iter().all(|&n| n > 0), "{NAME}: a way never taken");
+}
+
+/// A refused wait leaves the condition bound as it was: while A waits on
+/// the condition with its value's monitor (untimed, so it waits until the
+/// main thread's notify), B's waits with another monitor are refused, the
+/// second as the first, and the notify reaches A through A's monitor.
+#[test]
+fn a_refused_wait_leaves_the_binding_as_it_was() {
+    quiet_refusals();
+    explore(
+        "a_refused_wait_leaves_the_binding_as_it_was",
+        builder(2),
+        || {
+            let condition = Arc::new(Condition::new());
+            let value = Arc::new(Synchronized::new(0_usize));
+            let a = {
+                let (condition, value) = (Arc::clone(&condition), Arc::clone(&value));
+                thread::spawn(move || {
+                    let mut g = value.lock();
+                    *g += 1;
+                    condition.wait_while(&mut g, |v| *v < 2);
+                })
+            };
+            // A waits once its count shows under its monitor.
+            while *value.lock() == 0 {
+                thread::yield_now();
+            }
+            let b = {
+                let condition = Arc::clone(&condition);
+                thread::spawn(move || {
+                    let other = Synchronized::new(0_usize);
+                    let mut g = other.lock();
+                    for _ in 0..2 {
+                        let wait = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            condition.wait_for(&mut g, Duration::from_secs(1))
+                        }));
+                        assert!(wait.is_err(), "a wait with a second monitor was accepted");
+                        assert!(other.is_held_by_current_thread());
+                    }
+                })
+            };
+            b.join().unwrap();
+            *value.lock() = 2;
+            assert!(condition.notify_one(), "A waits");
+            a.join().unwrap();
+        },
     );
 }
 
