@@ -7,13 +7,13 @@
 //! conditions, two producers and two consumers neither loses an item nor
 //! hangs; a condition rebound from one monitor to another between two
 //! waits is notified exactly as it says; a condition's waits and notifies
-//! run beside the monitor's own, on another stripe and in the same; and a
+//! run beside the monitor's own, on another stripe and in the same; a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
-//! a fair monitor, and a notify without the monitor that finds it free with
-//! threads still queued puts the waiter ahead of them; a wait refused
-//! because its condition is bound to another monitor changes nothing (the
-//! binding included), while the other monitor's waiter times out or is
-//! notified.
+//! a fair monitor; a notify without the monitor that finds it free with a
+//! thread still queued puts the waiter ahead of it; and a wait refused
+//! because its condition is bound to another monitor changes nothing, the
+//! binding included, whether the first waiter times out or is notified
+//! meanwhile.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
 //! thread was already unparked, so a timed wait may time out at any point.
@@ -29,7 +29,7 @@ use common::{builder, explore};
 mod events;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use metalock::{Condition, Interrupted, Synchronized};
+use metalock::{Condition, Interrupted, Synchronized, SynchronizedGuard};
 
 /// A value and two conditions on its monitor.
 struct Shared {
@@ -196,12 +196,13 @@ fn notify_all_without_a_fair_monitor_releases_two_waiters() {
 }
 
 /// A notify on a condition by a thread that does not hold the monitor,
-/// while the monitor is free but two contenders are still queued (the
-/// exit just before invited the first, which has not come back yet): the
-/// waiter goes ahead of them and is invited at once. Nobody sleeps for ever
-/// (loom would report the deadlock), every thread enters once, and some
-/// execution takes that path (`NotifiedAheadOfQueue`). A fair monitor never
-/// gets there: its exits hand the monitor over rather than invite.
+/// while the monitor is free but the second of two contenders is still
+/// queued (the exit just before invited the first, which has not come back
+/// yet): the waiter goes ahead of it and is invited at once. Nobody sleeps
+/// for ever (loom would report the deadlock), each contender adds its 4
+/// once and the waiter its 1 before and after the wait, and some execution
+/// takes that path (`NotifiedAheadOfQueue`). A fair monitor never gets
+/// there: its releases hand the monitor over rather than invite.
 #[test]
 fn notify_without_the_monitor_ahead_of_a_free_queue() {
     const NAME: &str = "notify_without_the_monitor_ahead_of_a_free_queue";
@@ -246,23 +247,52 @@ fn notify_without_the_monitor_ahead_of_a_free_queue() {
     );
 }
 
-/// The panic message of a wait refused because its condition is bound to
-/// another monitor.
-const REFUSED: &str = "a condition belongs to one monitor at a time";
+std::thread_local! {
+    /// Whether the test on this thread expects refused waits (loom runs a
+    /// model's threads on the test's own thread).
+    static EXPECTS_REFUSALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
-/// Leaves the refused waits' panics unprinted (the models expect them), and
-/// every other panic printed as before.
-fn quiet_refusals() {
-    static QUIET: std::sync::Once = std::sync::Once::new();
-    QUIET.call_once(|| {
+/// Whether `payload`, a panic's, is that of a wait refused because its
+/// condition is bound to another monitor.
+fn is_refusal(payload: &(dyn std::any::Any + Send)) -> bool {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied());
+    message.is_some_and(|m| m.contains("a condition belongs to one monitor at a time"))
+}
+
+/// Runs `model` under `explore` with the refused waits' panics unprinted
+/// (the model expects them); every other panic, and every panic of the
+/// other tests, prints as before.
+fn explore_expecting_refusals(name: &str, model: impl Fn() + Sync + Send + 'static) {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let message = info.payload().downcast_ref::<String>();
-            if !message.is_some_and(|m| m.contains(REFUSED)) {
+            if !(EXPECTS_REFUSALS.with(std::cell::Cell::get) && is_refusal(info.payload())) {
                 previous(info);
             }
         }));
     });
+    EXPECTS_REFUSALS.with(|expects| expects.set(true));
+    explore(name, builder(2), model);
+    EXPECTS_REFUSALS.with(|expects| expects.set(false));
+}
+
+/// A timed wait on `condition` with `g`'s monitor: `Some(notified)`, or
+/// `None` if it was refused because the condition is bound to another
+/// monitor; any other panic goes on.
+fn refusable_wait(condition: &Condition, g: &mut SynchronizedGuard<'_, usize>) -> Option<bool> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        condition.wait_for(g, Duration::from_secs(1))
+    }));
+    match result {
+        Ok(result) => Some(!result.timed_out()),
+        Err(panic) if is_refusal(&*panic) => None,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// A wait on a condition that another thread waits on with another monitor
@@ -280,34 +310,20 @@ fn a_wait_refused_for_another_monitor_races_a_timeout_and_a_notify() {
     const NAME: &str = "a_wait_refused_for_another_monitor_races_a_timeout_and_a_notify";
     // Executions in which no wait was refused, and in which one was.
     static WAYS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
-    quiet_refusals();
-    // Waits with a monitor of its own: `Some(notified)`, or `None` if the
-    // wait was refused.
-    let wait = |condition: &Condition| {
-        let value = Synchronized::new(0_usize);
-        let mut g = value.lock();
-        let wait = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            condition.wait_for(&mut g, Duration::from_secs(1))
-        }));
-        assert!(value.is_held_by_current_thread());
-        *g += 1;
-        drop(g);
-        assert!(!value.is_locked());
-        match wait {
-            Ok(result) => Some(!result.timed_out()),
-            Err(panic) => {
-                let message = panic.downcast_ref::<String>().unwrap();
-                assert!(message.contains(REFUSED), "{message}");
-                None
-            }
-        }
-    };
-    explore(NAME, builder(2), move || {
+    explore_expecting_refusals(NAME, || {
         let condition = Arc::new(Condition::new());
         let waiters: Vec<_> = (0..2)
             .map(|_| {
                 let condition = Arc::clone(&condition);
-                thread::spawn(move || wait(&condition))
+                thread::spawn(move || {
+                    let value = Synchronized::new(0_usize);
+                    let mut g = value.lock();
+                    let end = refusable_wait(&condition, &mut g);
+                    assert!(value.is_held_by_current_thread());
+                    drop(g);
+                    assert!(!value.is_locked());
+                    end
+                })
             })
             .collect();
         let marked = condition.notify_one();
@@ -328,49 +344,43 @@ fn a_wait_refused_for_another_monitor_races_a_timeout_and_a_notify() {
 
 /// A refused wait leaves the condition bound as it was: while A waits on
 /// the condition with its value's monitor (untimed, so it waits until the
-/// main thread's notify), B's waits with another monitor are refused, the
-/// second as the first, and the notify reaches A through A's monitor.
+/// main thread's notify), B's two waits with another monitor are both
+/// refused (a binding left to B's monitor would accept the second), and
+/// the main thread's one notify reaches A.
 #[test]
 fn a_refused_wait_leaves_the_binding_as_it_was() {
-    quiet_refusals();
-    explore(
-        "a_refused_wait_leaves_the_binding_as_it_was",
-        builder(2),
-        || {
-            let condition = Arc::new(Condition::new());
-            let value = Arc::new(Synchronized::new(0_usize));
-            let a = {
-                let (condition, value) = (Arc::clone(&condition), Arc::clone(&value));
-                thread::spawn(move || {
-                    let mut g = value.lock();
-                    *g += 1;
-                    condition.wait_while(&mut g, |v| *v < 2);
-                })
-            };
-            // A waits once its count shows under its monitor.
-            while *value.lock() == 0 {
-                thread::yield_now();
-            }
-            let b = {
-                let condition = Arc::clone(&condition);
-                thread::spawn(move || {
-                    let other = Synchronized::new(0_usize);
-                    let mut g = other.lock();
-                    for _ in 0..2 {
-                        let wait = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            condition.wait_for(&mut g, Duration::from_secs(1))
-                        }));
-                        assert!(wait.is_err(), "a wait with a second monitor was accepted");
-                        assert!(other.is_held_by_current_thread());
-                    }
-                })
-            };
-            b.join().unwrap();
-            *value.lock() = 2;
-            assert!(condition.notify_one(), "A waits");
-            a.join().unwrap();
-        },
-    );
+    explore_expecting_refusals("a_refused_wait_leaves_the_binding_as_it_was", || {
+        let condition = Arc::new(Condition::new());
+        let value = Arc::new(Synchronized::new(0_usize));
+        let a = {
+            let (condition, value) = (Arc::clone(&condition), Arc::clone(&value));
+            thread::spawn(move || {
+                let mut g = value.lock();
+                *g += 1;
+                condition.wait_while(&mut g, |v| *v < 2);
+            })
+        };
+        // A waits once its count shows under its monitor.
+        while *value.lock() == 0 {
+            thread::yield_now();
+        }
+        let b = {
+            let condition = Arc::clone(&condition);
+            thread::spawn(move || {
+                let other = Synchronized::new(0_usize);
+                let mut g = other.lock();
+                for _ in 0..2 {
+                    let end = refusable_wait(&condition, &mut g);
+                    assert_eq!(end, None, "a wait with a second monitor was accepted");
+                    assert!(other.is_held_by_current_thread());
+                }
+            })
+        };
+        b.join().unwrap();
+        *value.lock() = 2;
+        assert!(condition.notify_one(), "A waits");
+        a.join().unwrap();
+    });
 }
 
 #[test]

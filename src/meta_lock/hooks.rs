@@ -23,8 +23,8 @@ pub enum HandoffEvent {
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
     /// A notify found the monitor free with threads still queued to enter
-    /// (an invited thread not yet back), and put the waiter it moved ahead
-    /// of them, to be invited first.
+    /// (an invited thread not yet back), put the waiter it moved ahead of
+    /// them, and invited it at once.
     NotifiedAheadOfQueue,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.

@@ -336,7 +336,10 @@ impl MultiUseWord {
                     lock.bits = bits | QUEUE_SUMMARY;
                 } else {
                     // Nobody owns the monitor: put the waiter first and let
-                    // the exit logic invite it.
+                    // the exit logic invite it. Invited, it leaves the queue
+                    // at once and contends like a newcomer, so the queue's
+                    // head keeps its place and its count of being passed
+                    // over (`insert_notified` counts overtaking in a queue).
                     let displaced = if state(bits) == NEUTRAL {
                         waiter.set_queue(core::ptr::null_mut());
                         bits
