@@ -451,6 +451,49 @@ fn timed_enter_gives_up_in_a_queue() {
     );
 }
 
+/// A timed enter invited after its deadline (a zero timeout: the deadline
+/// is behind it once it queues), while the owner that invited it locks
+/// again at once: it takes the monitor if the invitation still finds it
+/// free, else gives up then and there, never spinning or queueing again (so
+/// it is never passed over).
+#[test]
+fn timed_enter_invited_after_its_deadline() {
+    let before = events();
+    explore(
+        "timed_enter_invited_after_its_deadline",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let held = shared.word.lock();
+            let timed = spawn(&shared, |shared| {
+                let Some(g) = shared.word.try_lock_for(Duration::ZERO) else {
+                    return 0;
+                };
+                shared.bump(&g);
+                1
+            });
+            shared.bump(&held);
+            drop(held);
+            let again = shared.word.lock();
+            shared.bump(&again);
+            drop(again);
+            let got = timed.join().unwrap();
+            shared.check_final(2 + got);
+        },
+    );
+    let after = events();
+    assert_eq!(
+        after.passed_over, before.passed_over,
+        "a timed enter invited after its deadline queued again"
+    );
+    settled_in_every_way(
+        "timed_enter_invited_after_its_deadline",
+        &after,
+        &before,
+        &[GiveUp::InvitedAndTookIt, GiveUp::InvitedAndGaveUp],
+    );
+}
+
 /// A timed contender next to a waiter that the owner notifies: the
 /// notified waiter is queued ahead of contenders, and a timed contender that
 /// gives up must leave it its invitation or hand-over.

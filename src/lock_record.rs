@@ -40,10 +40,11 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   for a notification; it and `wait_state` are touched only under the
 ///   meta-lock of that object, or the lock of that stripe, or by the owner
 ///   while the record is in neither;
-/// - `passed_over` is touched under that meta-lock while the record is in a
-///   queue, or has just been taken out of it by an exit that still holds the
-///   meta-lock and has not yet signalled the owner; otherwise only by the
-///   owner's thread;
+/// - `passed_over` is touched under that meta-lock while the record waits in
+///   a queue to enter (not while it heads one as the monitor's owner's), or
+///   has just been taken out of it by an exit that still holds the meta-lock
+///   and has not yet signalled the owner; otherwise only by the owner's
+///   thread;
 /// - `displaced` is written under that meta-lock, or by the owner before the
 ///   record is published, and is atomic so that the owner's fused unlock may
 ///   read it without the meta-lock (it only uses the value if the word proves

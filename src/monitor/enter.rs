@@ -425,9 +425,19 @@ impl MultiUseWord {
                 SIGNAL_NONE => return unsafe { self.give_up(ee, record) },
                 _ => {}
             }
+            // Invited after its time ran out (the park woke late, or the
+            // invitation beat the timeout): take the monitor if it is free,
+            // as the invitation asks, but neither spin nor queue again.
+            if deadline.is_some_and(|deadline| sys::get().now() >= deadline) {
+                // SAFETY: our record, taken out of the queue by the exit
+                // that invited us.
+                return unsafe { self.give_up(ee, record) };
+            }
             #[cfg(not(metalock_swap_only))]
             if EXTRA_FAST && self.spin_then_fused_lock(ee, Some(record)).is_some() {
-                // SAFETY: the invitation took the record out of the queue.
+                // SAFETY: the record now heads the queue as the owner's, no
+                // longer waiting in it, so `passed_over` is this thread's
+                // alone (`LockRecord`'s invariant).
                 unsafe { record.set_passed_over(PassedOver::default()) };
                 return Some(record);
             }

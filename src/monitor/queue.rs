@@ -57,6 +57,11 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
         }
         prev.set_queue(rest);
     }
+    // A LOCKED word keeps its queue summary even if the owner is now alone:
+    // the bit also tells the owner's fused unlock that the displaced payload
+    // may have changed, which nothing here rules out. Until the owner's next
+    // exit clears it (through the meta-lock), newcomers queue rather than
+    // spin.
     bits
 }
 
