@@ -417,16 +417,45 @@ fn timed_enter_races_exit() {
 /// other always gets the monitor; nobody is left queued.
 #[test]
 fn timed_enter_gives_up_in_a_queue() {
+    two_contenders_one_timed(
+        "timed_enter_gives_up_in_a_queue",
+        Duration::from_secs(1),
+        &[
+            GiveUp::LeftTheQueueAndTookIt,
+            GiveUp::LeftTheQueue,
+            GiveUp::InvitedAndTookIt,
+            GiveUp::InvitedAndGaveUp,
+        ],
+    );
+}
+
+/// As `timed_enter_gives_up_in_a_queue`, the timed contender's deadline
+/// passed before it queues (a zero timeout): invited first, with the other
+/// contender still queued behind it, it must take the monitor rather than
+/// drop the invitation, or the other would sleep for ever.
+#[test]
+fn timed_enter_invited_late_ahead_of_a_queue() {
+    two_contenders_one_timed(
+        "timed_enter_invited_late_ahead_of_a_queue",
+        Duration::ZERO,
+        &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
+    );
+}
+
+/// The body of the two models above: an owner, a blocking contender and a
+/// contender timed by `timeout`; asserts that the timed enters settled in
+/// each of `ways` in some execution.
+fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveUp]) {
     let before = events();
-    explore("timed_enter_gives_up_in_a_queue", three_threads(), || {
+    explore(name, three_threads(), move || {
         let shared = Shared::new();
         let held = shared.word.lock();
         let blocking = spawn(&shared, |shared| {
             let g = shared.word.lock();
             shared.bump(&g);
         });
-        let timed = spawn(&shared, |shared| {
-            let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
+        let timed = spawn(&shared, move |shared| {
+            let Some(g) = shared.word.try_lock_for(timeout) else {
                 return 0;
             };
             shared.bump(&g);
@@ -438,17 +467,7 @@ fn timed_enter_gives_up_in_a_queue() {
         let got = timed.join().unwrap();
         shared.check_final(2 + got);
     });
-    settled_in_every_way(
-        "timed_enter_gives_up_in_a_queue",
-        &events(),
-        &before,
-        &[
-            GiveUp::LeftTheQueueAndTookIt,
-            GiveUp::LeftTheQueue,
-            GiveUp::InvitedAndTookIt,
-            GiveUp::InvitedAndGaveUp,
-        ],
-    );
+    settled_in_every_way(name, &events(), &before, ways);
 }
 
 /// A timed enter invited after its deadline (a zero timeout: the deadline

@@ -358,8 +358,8 @@ impl MultiUseWord {
     }
 
     /// `acquire_held` that gives up at `deadline`, if given: then it takes
-    /// the record out of the queue, returns it to the free list and returns
-    /// `None`.
+    /// the record out of the queue (or, invited after the deadline, does not
+    /// queue it again), returns it to the free list and returns `None`.
     ///
     /// # Safety
     /// As for `acquire_held`.

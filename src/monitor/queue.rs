@@ -59,9 +59,9 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
     }
     // A LOCKED word keeps its queue summary even if the owner is now alone:
     // the bit also tells the owner's fused unlock that the displaced payload
-    // may have changed, which nothing here rules out. Until the owner's next
-    // exit clears it (through the meta-lock), newcomers queue rather than
-    // spin.
+    // may have changed, which nothing here rules out. Until the owner
+    // releases the monitor (its last exit, or a wait), which clears it,
+    // newcomers queue rather than spin.
     bits
 }
 

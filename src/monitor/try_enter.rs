@@ -36,8 +36,9 @@ impl MultiUseWord {
             .or_else(|| self.enter_slow_until::<REENTRANT>(ee, Some(deadline)))
     }
 
-    /// A timed enter whose time ran out while `record` was queued: takes the
-    /// record out of the queue, unless an exit reached it first. Owns the
+    /// A timed enter whose time ran out while `record` was queued, or that
+    /// an invitation reached after its deadline: takes the record out of the
+    /// queue, unless an exit reached it first. Owns the
     /// monitor if an exit handed it over or if nobody owns it now (an
     /// invitation may have passed over the queue to this thread, which must
     /// not be dropped); else returns the record to the free list, and leaves
