@@ -38,11 +38,11 @@ impl MultiUseWord {
 
     /// A timed enter whose time ran out while `record` was queued, or that
     /// an invitation reached after its deadline: takes the record out of the
-    /// queue, unless an exit reached it first. Owns the
-    /// monitor if an exit handed it over or if nobody owns it now (an
-    /// invitation may have passed over the queue to this thread, which must
-    /// not be dropped); else returns the record to the free list, and leaves
-    /// a detached EE it made idle to the caller to release.
+    /// queue, unless an exit reached it first. Owns the monitor if an exit
+    /// handed it over or if nobody owns it now (an invitation may have
+    /// passed over the queue to this thread, which must not be dropped);
+    /// else returns the record to the free list, and leaves a detached EE it
+    /// made idle to the caller to release.
     ///
     /// # Safety
     /// `record` is ours, queued on this word by `acquire_held_until` or
