@@ -117,6 +117,19 @@ fn spawn<T: Send + 'static>(
     thread::spawn(move || f(&shared))
 }
 
+/// Spawns a timed contender: `try_lock_for(timeout)`, then, if it got the
+/// monitor (at depth 1), a bump; the thread returns the bumps it made.
+fn spawn_timed(shared: &Arc<Shared>, timeout: Duration) -> thread::JoinHandle<usize> {
+    spawn(shared, move |shared| {
+        let Some(g) = shared.word.try_lock_for(timeout) else {
+            return 0;
+        };
+        assert_eq!(g.depth(), 1);
+        shared.bump(&g);
+        1
+    })
+}
+
 /// A builder for models with two threads: `LOOM_MAX_PREEMPTIONS` if set,
 /// else a bound of 3 (an unbounded search does not finish).
 fn two_threads() -> Builder {
@@ -396,14 +409,7 @@ fn timed_enter_races_exit() {
     explore("timed_enter_races_exit", two_threads(), || {
         let shared = Shared::new();
         let held = shared.word.lock();
-        let timed = spawn(&shared, |shared| {
-            let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
-                return 0;
-            };
-            assert_eq!(g.depth(), 1);
-            shared.bump(&g);
-            1
-        });
+        let timed = spawn_timed(&shared, Duration::from_secs(1));
         shared.bump(&held);
         drop(held);
         let got = timed.join().unwrap();
@@ -454,13 +460,7 @@ fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveU
             let g = shared.word.lock();
             shared.bump(&g);
         });
-        let timed = spawn(&shared, move |shared| {
-            let Some(g) = shared.word.try_lock_for(timeout) else {
-                return 0;
-            };
-            shared.bump(&g);
-            1
-        });
+        let timed = spawn_timed(&shared, timeout);
         shared.bump(&held);
         drop(held);
         blocking.join().unwrap();
@@ -484,13 +484,7 @@ fn timed_enter_invited_after_its_deadline() {
         || {
             let shared = Shared::new();
             let held = shared.word.lock();
-            let timed = spawn(&shared, |shared| {
-                let Some(g) = shared.word.try_lock_for(Duration::ZERO) else {
-                    return 0;
-                };
-                shared.bump(&g);
-                1
-            });
+            let timed = spawn_timed(&shared, Duration::ZERO);
             shared.bump(&held);
             drop(held);
             let again = shared.word.lock();
@@ -530,13 +524,7 @@ fn timed_enter_with_a_notified_waiter() {
                 }
                 shared.bump(&g);
             });
-            let timed = spawn(&shared, |shared| {
-                let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
-                    return 0;
-                };
-                shared.bump(&g);
-                1
-            });
+            let timed = spawn_timed(&shared, Duration::from_secs(1));
             {
                 let g = shared.word.lock();
                 shared.set_flag(&g);
@@ -560,13 +548,7 @@ fn fair_monitor_with_a_timed_contender() {
         || {
             let shared = Shared::fair();
             let held = shared.word.lock();
-            let timed = spawn(&shared, |shared| {
-                let Some(g) = shared.word.try_lock_for(Duration::from_secs(1)) else {
-                    return 0;
-                };
-                shared.bump(&g);
-                1
-            });
+            let timed = spawn_timed(&shared, Duration::from_secs(1));
             let blocking = spawn(&shared, |shared| {
                 let g = shared.word.lock();
                 shared.bump(&g);
