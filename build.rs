@@ -54,9 +54,10 @@ fn main() {
     }
 
     // The assembly swap, only where its instruction is right on every CPU
-    // the target covers. A target with a compare-and-swap that the feature
-    // sends to the swap-only backend takes `core`'s swap instead, which the
-    // compiler lowers with the barriers the target needs. (The ARM target
+    // the target covers (x86 always). Any other target with a
+    // compare-and-swap that the feature sends to the swap-only backend
+    // takes `core`'s swap instead, which the compiler lowers with the
+    // barriers the target needs. (The ARM target
     // features `v6` and `thumb-mode` are unstable, so a stable compiler
     // leaves them out of `CARGO_CFG_TARGET_FEATURE`: they cannot decide.)
     let arch = list("CARGO_CFG_TARGET_ARCH");
