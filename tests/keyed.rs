@@ -151,6 +151,74 @@ fn unlock_fair_and_try_lock_for() {
     assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
 }
 
+/// `unlocked` on a guard of an overflow entry (its home served another
+/// address): released meanwhile, with the home freed too, the guard finds
+/// the monitor again by the address, wherever it is then. (The count of
+/// keyed monitors is global, and other tests here run at the same time, so
+/// it is not checked.)
+#[test]
+fn unlocked_finds_the_monitor_again_by_its_address() {
+    let _watchdog = Watchdog::arm(HANG);
+    #[repr(align(8))]
+    struct Granule([u8; 8]);
+    let granule: &'static Granule = Box::leak(Box::new(Granule([0; 8])));
+    let (first, second) = (&granule.0[0], &granule.0[1]);
+    let held_first = metalock::lock(first);
+    // One granule, one home: the second byte's monitor is an overflow entry.
+    let mut guard = metalock::lock(second);
+    metalock::KeyedGuard::unlocked(&mut guard, move || {
+        drop(held_first);
+        assert!(!metalock::is_locked(second));
+    });
+    assert!(metalock::is_held_by_current_thread(second));
+    assert!(!metalock::is_locked(first));
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(metalock::try_lock(second).is_none());
+            assert!(metalock::try_lock(first).is_some());
+        });
+    });
+    drop(guard);
+    assert!(!metalock::is_locked(second));
+}
+
+/// `unlocked_fair` hands the monitor to a thread that sleeps in its queue:
+/// the releasing thread cannot take it back inside the closure.
+#[cfg(target_os = "linux")]
+#[test]
+fn unlocked_fair_hands_the_monitor_over() {
+    let _watchdog = Watchdog::arm(HANG);
+    let value = 11_u32;
+    let tid = Tid::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut guard = metalock::lock(&value);
+    thread::scope(|s| {
+        let queued = s.spawn(|| {
+            tid.publish();
+            let guard = metalock::lock(&value);
+            while !done.load(Relaxed) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            guard.depth()
+        });
+        assert!(
+            tid.wait_until_blocked(),
+            "the thread ended before it queued"
+        );
+        let taken_back = metalock::KeyedGuard::unlocked_fair(&mut guard, || {
+            let taken_back = metalock::try_lock(&value).is_some();
+            done.store(true, Relaxed);
+            taken_back
+        });
+        assert!(
+            !taken_back,
+            "unlocked_fair let the releasing thread back in"
+        );
+        assert_eq!(queued.join().unwrap(), 1);
+    });
+    assert_eq!(guard.depth(), 1);
+}
+
 #[test]
 fn synchronized_runs_inside_the_monitor() {
     let value = String::from("x");

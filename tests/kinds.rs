@@ -2,7 +2,8 @@
 //! against the three ways to find a monitor's word: embedded
 //! (`MultiUseWord`), `Synchronized<T>`, and keyed (`metalock::lock(&value)`).
 //! Reentrancy is checked where the kind has it (not `Synchronized`, whose
-//! re-lock panics by design: see `semantics.rs`).
+//! re-lock panics by design: see `semantics.rs`), and so are `unlocked` and
+//! `bump` one level and two deep.
 //!
 //! Counters read "under the monitor" are atomics accessed with `Relaxed`:
 //! the monitor alone orders them, as it would a plain field.
@@ -188,6 +189,69 @@ fn a_panic_releases<K: Kind>() {
     });
 }
 
+fn unlocked_and_bump<K: Kind>() {
+    let monitor = K::make();
+    let mut guard = monitor.lock();
+    let entered = guard.unlocked(|| {
+        assert!(!monitor.is_locked());
+        thread::scope(|s| s.spawn(|| monitor.try_lock().is_some()).join().unwrap())
+    });
+    assert!(entered, "the monitor was free while the closure ran");
+    assert!(monitor.is_held_by_current_thread());
+    assert_eq!(guard.depth(), 1);
+
+    // A panic in the closure: the guard enters again while unwinding.
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        guard.unlocked_fair(|| panic!("in the closure"));
+    }));
+    assert!(result.is_err());
+    assert!(monitor.is_held_by_current_thread());
+    assert_eq!(guard.depth(), 1);
+
+    // Nobody queued: `bump` keeps the monitor.
+    guard.bump();
+    assert_eq!(guard.depth(), 1);
+    // Somebody queued: `bump` gives it a turn, and takes the monitor back.
+    let turns = AtomicUsize::new(0);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let _turn = monitor.lock();
+            turns.fetch_add(1, Relaxed);
+        });
+        while turns.load(Relaxed) == 0 {
+            guard.bump();
+            thread::yield_now();
+        }
+    });
+    assert!(monitor.is_held_by_current_thread());
+    assert_eq!(guard.depth(), 1);
+
+    if K::REENTRANT {
+        // Two levels deep: `unlocked` refuses before it releases anything,
+        // and `bump` does nothing.
+        let mut inner = monitor.lock();
+        let refused = panic::catch_unwind(AssertUnwindSafe(|| inner.unlocked(|| ())));
+        let payload = refused.expect_err("unlocked two levels deep must panic");
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(text.contains("one level deep, not 2"), "{text}");
+        inner.bump();
+        assert_eq!(inner.depth(), 2);
+        drop(inner);
+
+        // A guard the closure returns keeps its level: the guard enters
+        // again on top of it.
+        let kept = guard.unlocked(|| monitor.lock());
+        assert_eq!(guard.depth(), 2);
+        drop(kept);
+        assert_eq!(guard.depth(), 1);
+    }
+    drop(guard);
+    assert!(!monitor.is_locked());
+}
+
 macro_rules! semantics {
     ($($name:ident: $kind:ty),* $(,)?) => {$(
         mod $name {
@@ -233,6 +297,12 @@ macro_rules! semantics {
             fn a_panic_releases() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::a_panic_releases::<$kind>();
+            }
+
+            #[test]
+            fn unlocked_and_bump() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::unlocked_and_bump::<$kind>();
             }
         }
     )*};

@@ -2,11 +2,15 @@
 //! the methods of [`MultiUseWord`] that enter the monitor (`word`). The
 //! protocol they drive is in `monitor`; the guard's wait methods, the wait
 //! loop behind every `wait_while` and the sealed [`AsMonitorGuard`] are in
-//! `waiting`.
+//! `waiting`; releasing the monitor while a closure runs is in `unlocked`.
 
+mod unlocked;
 mod waiting;
 mod word;
 
+/// For the keyed guard, which enters again by its own path.
+#[cfg(feature = "std")]
+pub(crate) use unlocked::{AbortOnUnwind, check_depth_one};
 pub use waiting::AsMonitorGuard;
 pub(crate) use waiting::sealed;
 pub(crate) use waiting::wait_while_until;
@@ -241,44 +245,6 @@ impl<'a> MonitorGuard<'a> {
         note_held(this.word, this.record, false);
         this.word.exit::<true>(this.record);
     }
-
-    /// Leaves the monitor, runs `f`, and enters it again (non-reentrantly),
-    /// also when `f` unwinds; for guards of depth 1 (`Synchronized`'s).
-    /// `fair` hands the monitor to the first queued thread on leaving.
-    ///
-    /// If `f` leaves the monitor held by this thread (it returns or forgets
-    /// a guard of it), entering again could only hand out a second `&mut`
-    /// to the value, and this guard's record is already released, so that
-    /// it can neither panic nor go on: the process aborts with a message.
-    pub(crate) fn unlocked<U>(&mut self, fair: bool, f: impl FnOnce() -> U) -> U {
-        /// Enters again when dropped: after `f`, or while it unwinds.
-        struct Reenter<'g, 'a>(&'g mut MonitorGuard<'a>);
-
-        impl Drop for Reenter<'_, '_> {
-            fn drop(&mut self) {
-                let guard = &mut *self.0;
-                if guard.word.is_owned_by_current_thread() {
-                    sys::abort_with(UNLOCKED_LEFT_HELD);
-                }
-                guard.record = guard.word.enter::<false>(ExecEnv::current());
-                #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-                note_held(guard.word, guard.record, true);
-            }
-        }
-
-        debug_assert_eq!(self.depth(), 1);
-        #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-        note_held(self.word, self.record, false);
-        if fair {
-            self.word.exit::<true>(self.record);
-        } else {
-            self.word.exit::<false>(self.record);
-        }
-        // Until it enters again, `self.record` is stale, and only `Reenter`
-        // can reach `self`.
-        let _reenter = Reenter(self);
-        f()
-    }
 }
 
 /// Runs a try-enter `attempt` with the calling thread's EE; when it fails,
@@ -297,14 +263,6 @@ pub(crate) fn try_entered(
     }
     entered
 }
-
-/// What the process prints when the closure of `unlocked` left the monitor
-/// held.
-const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
-    (or ArcSynchronizedGuard::unlocked) returned or forgot a guard of the same Synchronized, so \
-    the monitor is still held when the \
-    outer guard must re-enter it; two guards would give two `&mut` to the value, so the process \
-    aborts";
 
 /// The deadline `timeout` from now; `None` (no deadline) if that is too far
 /// to represent.

@@ -2,12 +2,18 @@
 //! reference to the overflow entry, if any, that keeps the word alive.
 
 use core::marker::PhantomData;
+use core::num::NonZeroUsize;
+use core::ptr;
 use core::time::Duration;
 
 use super::Overflow;
-use crate::guard::{AsMonitorGuard, MonitorGuard, WaitTimeoutResult, sealed, wait_while_until};
+use crate::guard::{
+    AbortOnUnwind, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, check_depth_one, sealed,
+    wait_while_until,
+};
 use crate::interrupt::Interrupted;
 use crate::monitor::WaitSet;
+use crate::monitor::home::Patience;
 use crate::sys::Instant;
 
 /// One level of ownership of the monitor of a value (see [`lock`](crate::lock)); the
@@ -30,11 +36,13 @@ use crate::sys::Instant;
 /// Invariant: `monitor` holds the word of the key's home, static, or of
 /// its overflow entry, which `overflow` keeps alive and which is dropped
 /// after `monitor` (field order); `'a` borrows the value whose address is
-/// the key, so the value outlives the guard.
+/// `key`, so the value outlives the guard.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct KeyedGuard<'a> {
     monitor: MonitorGuard<'static>,
     overflow: Option<Overflow>,
+    /// The value's address, to find its monitor again after `unlocked`.
+    key: NonZeroUsize,
     /// Borrows the value; neither `Send` nor `Sync`, and the compiler's
     /// error names this guard.
     _value: PhantomData<(&'a (), *const KeyedGuard<'static>)>,
@@ -42,10 +50,15 @@ pub struct KeyedGuard<'a> {
 
 impl KeyedGuard<'_> {
     #[inline(always)]
-    pub(super) fn new(monitor: MonitorGuard<'static>, overflow: Option<Overflow>) -> Self {
+    pub(super) fn new(
+        monitor: MonitorGuard<'static>,
+        overflow: Option<Overflow>,
+        key: NonZeroUsize,
+    ) -> Self {
         Self {
             monitor,
             overflow,
+            key,
             _value: PhantomData,
         }
     }
@@ -333,6 +346,117 @@ impl KeyedGuard<'_> {
         } = self;
         monitor.unlock_fair();
         drop(overflow);
+    }
+
+    /// Releases the monitor while `f` runs, and enters it again before
+    /// returning, also if `f` panics; see [`MonitorGuard::unlocked`], whose
+    /// rules it follows (depth 1, or a panic). Meanwhile the value's monitor
+    /// may be found in another place (its home rekeyed, an overflow entry
+    /// reclaimed): the guard finds it again by the value's address.
+    ///
+    /// ```
+    /// use metalock::KeyedGuard;
+    ///
+    /// let jobs = vec![1, 2, 3];
+    /// let mut guard = metalock::lock(&jobs);
+    /// let free = KeyedGuard::unlocked(&mut guard, || {
+    ///     std::thread::scope(|s| s.spawn(|| !metalock::is_locked(&jobs)).join().unwrap())
+    /// });
+    /// assert!(free);
+    /// assert!(metalock::is_held_by_current_thread(&jobs));
+    /// ```
+    #[track_caller]
+    pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        check_depth_one(guard.depth(), "KeyedGuard::unlocked");
+        guard.release_while(false, f)
+    }
+
+    /// As [`unlocked`](Self::unlocked), handing the monitor to the first
+    /// thread of its entry queue when it releases it; see
+    /// [`MonitorGuard::unlocked_fair`].
+    ///
+    /// ```
+    /// use metalock::KeyedGuard;
+    ///
+    /// let total = 0_u64;
+    /// let mut guard = metalock::lock(&total);
+    /// KeyedGuard::unlocked_fair(&mut guard, || assert!(!metalock::is_locked(&total)));
+    /// assert_eq!(guard.depth(), 1);
+    /// ```
+    #[track_caller]
+    pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        check_depth_one(guard.depth(), "KeyedGuard::unlocked_fair");
+        guard.release_while(true, f)
+    }
+
+    /// Hands the monitor to the first thread of its entry queue, if any, and
+    /// enters it again behind that thread; does nothing when none is queued
+    /// or the monitor is held more than one level deep. See
+    /// [`MonitorGuard::bump`].
+    ///
+    /// ```
+    /// use metalock::KeyedGuard;
+    /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    ///
+    /// let ran = AtomicBool::new(false);
+    /// let mut guard = metalock::lock(&ran);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let _turn = metalock::lock(&ran);
+    ///         ran.store(true, Relaxed);
+    ///     });
+    ///     while !ran.load(Relaxed) {
+    ///         KeyedGuard::bump(&mut guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
+    pub fn bump(guard: &mut Self) {
+        if guard.depth() == 1 && guard.monitor.word().has_queued_threads() {
+            guard.release_while(true, || ());
+        }
+    }
+
+    /// Leaves the monitor (and its overflow entry, if any), runs `f`, and
+    /// enters the monitor of `key` again from scratch, also when `f`
+    /// unwinds. If `f` leaves the monitor held, the guard enters again on
+    /// top of that level.
+    fn release_while<U>(&mut self, fair: bool, f: impl FnOnce() -> U) -> U {
+        /// Enters again when dropped: after `f`, or while it unwinds.
+        struct Reenter<'g, 'a> {
+            guard: &'g mut KeyedGuard<'a>,
+            key: NonZeroUsize,
+        }
+
+        impl Drop for Reenter<'_, '_> {
+            fn drop(&mut self) {
+                let entering = AbortOnUnwind;
+                let Some(fresh) = super::enter(self.key, Patience::Until(None)) else {
+                    unreachable!("a lock without a deadline gave up")
+                };
+                core::mem::forget(entering);
+                // SAFETY: the guard was moved out by `release_while`, which
+                // made this `Reenter` before anything could unwind; writing
+                // over it drops nothing.
+                unsafe { ptr::write(self.guard, fresh) };
+            }
+        }
+
+        debug_assert_eq!(self.depth(), 1);
+        // SAFETY: `Reenter` writes a guard back before anything else can
+        // reach `*self` (it holds the only borrow of it), on every path out
+        // of this function, unwinding included.
+        let held = unsafe { ptr::read(self) };
+        let key = held.key;
+        let reenter = Reenter { guard: self, key };
+        if fair {
+            held.unlock_fair();
+        } else {
+            drop(held);
+        }
+        let result = f();
+        drop(reenter);
+        result
     }
 }
 

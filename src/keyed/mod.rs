@@ -58,6 +58,7 @@ fn enter(key: NonZeroUsize, patience: Patience) -> Option<KeyedGuard<'static>> {
         return Some(KeyedGuard::new(
             MonitorGuard::new(home.word(), record),
             None,
+            key,
         ));
     }
     enter_slow(ee, home, key, bits, patience)
@@ -102,6 +103,7 @@ fn enter_slow(
             Keyed::Entered(record) => Some(KeyedGuard::new(
                 MonitorGuard::new(home.word(), record),
                 None,
+                key,
             )),
             Keyed::GaveUp if reserved.is_some() && !matches!(patience, Patience::None) => {
                 reserved = Reserved::none();
@@ -154,7 +156,7 @@ fn enter_overflow(
         Patience::Until(Some(deadline)) => word.try_lock_until(deadline),
         Patience::None => word.try_lock(),
     }?;
-    Some(KeyedGuard::new(monitor, Some(overflow)))
+    Some(KeyedGuard::new(monitor, Some(overflow), key))
 }
 
 /// A reference to the overflow entry of an address; dropping it gives the

@@ -389,7 +389,7 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// assert_eq!(*guard, ["before", "other", "after"]);
     /// ```
     pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
-        guard.monitor.unlocked(false, f)
+        guard.monitor.release_while::<false, U>(false, f)
     }
 
     /// See [`SynchronizedGuard::unlock_fair`](super::SynchronizedGuard::unlock_fair).

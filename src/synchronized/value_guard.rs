@@ -353,7 +353,7 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// assert_eq!(*guard, [1, 20]);
     /// ```
     pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
-        guard.monitor.unlocked(false, f)
+        guard.monitor.release_while::<false, U>(false, f)
     }
 
     /// As [`unlocked`](Self::unlocked), handing the monitor to the first
@@ -376,7 +376,7 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// assert_eq!(*guard, 12);
     /// ```
     pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
-        guard.monitor.unlocked(true, f)
+        guard.monitor.release_while::<false, U>(true, f)
     }
 
     /// Hands the monitor to the first thread of its entry queue, if any, and
@@ -401,7 +401,7 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// ```
     pub fn bump(guard: &mut Self) {
         if guard.monitor.word().has_queued_threads() {
-            guard.monitor.unlocked(true, || ());
+            guard.monitor.release_while::<false, ()>(true, || ());
         }
     }
 }

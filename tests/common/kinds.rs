@@ -35,6 +35,9 @@ pub trait Guard: AsMonitorGuard {
     fn wait_interruptibly(&mut self) -> Result<(), Interrupted>;
     fn notify_one(&self) -> bool;
     fn notify_all(&self) -> usize;
+    fn unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U;
+    fn unlocked_fair<U>(&mut self, f: impl FnOnce() -> U) -> U;
+    fn bump(&mut self);
 }
 
 macro_rules! guard_impl {
@@ -64,6 +67,15 @@ macro_rules! guard_impl {
             }
             fn notify_all(&self) -> usize {
                 Self::notify_all(self)
+            }
+            fn unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U {
+                Self::unlocked(self, f)
+            }
+            fn unlocked_fair<U>(&mut self, f: impl FnOnce() -> U) -> U {
+                Self::unlocked_fair(self, f)
+            }
+            fn bump(&mut self) {
+                Self::bump(self)
             }
         }
     };
