@@ -18,7 +18,7 @@ mod common;
 use common::{builder, explore};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use metalock::{Condition, Interrupted, MultiUseWord};
+use metalock::{Condition, Interrupted, KeyedGuard, MultiUseWord};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -537,4 +537,34 @@ fn keyed_unlock_fair_hands_an_entry_over() {
     let handed_over = events().handed_over - before.handed_over;
     println!("keyed_unlock_fair_hands_an_entry_over: {handed_over} hand-overs");
     assert!(handed_over > 0, "no execution handed the entry over");
+}
+
+/// `KeyedGuard::unlocked` finds its monitor again by the address: the main
+/// thread holds x and, while it has let it go, locks y, which may rekey the
+/// single home to y or push y (or, later, x) to the overflow table; another
+/// thread bumps x meanwhile. Whatever place x's monitor has when the
+/// closure returns, the guard holds x's, and every increment of x is
+/// ordered by it.
+#[test]
+fn keyed_unlocked_enters_again_by_address() {
+    explore("keyed_unlocked_enters_again_by_address", builder(3), || {
+        let values = Values::new();
+        let other = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        };
+        let mut guard = metalock::lock(&values.x);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        KeyedGuard::unlocked(&mut guard, || bump(&values.y));
+        assert!(metalock::is_held_by_current_thread(&values.x));
+        assert_eq!(guard.depth(), 1);
+        // SAFETY: under the monitor of x, entered again.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        drop(guard);
+        other.join().unwrap();
+        assert_eq!(read(&values.x), 3);
+        assert_eq!(read(&values.y), 1);
+        assert_eq!(metalock::keyed_monitors(), 0);
+    });
 }
