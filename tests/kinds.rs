@@ -208,7 +208,7 @@ fn unlocked_and_bump<K: Kind>() {
     assert!(monitor.is_held_by_current_thread());
     assert_eq!(guard.depth(), 1);
 
-    // Nobody queued: `bump` keeps the monitor.
+    // Nobody queued: `bump` returns holding the monitor.
     guard.bump();
     assert_eq!(guard.depth(), 1);
     // Somebody queued: `bump` gives it a turn, and takes the monitor back.
@@ -237,8 +237,37 @@ fn unlocked_and_bump<K: Kind>() {
             .map(String::as_str)
             .unwrap_or_default();
         assert!(text.contains("one level deep, not 2"), "{text}");
-        inner.bump();
-        assert_eq!(inner.depth(), 2);
+        // With a thread asleep in the queue, `bump` two levels deep leaves
+        // it there (a release of one level would let it in, or trip the
+        // depth check of the release).
+        #[cfg(target_os = "linux")]
+        {
+            let tid = common::blocked::Tid::default();
+            let entered = AtomicUsize::new(0);
+            thread::scope(|s| {
+                s.spawn(|| {
+                    tid.publish();
+                    let _turn = monitor.lock();
+                    entered.fetch_add(1, Relaxed);
+                });
+                assert!(
+                    tid.wait_until_blocked(),
+                    "the thread ended before it queued"
+                );
+                inner.bump();
+                assert_eq!(
+                    entered.load(Relaxed),
+                    0,
+                    "bump two levels deep let a thread in"
+                );
+                assert_eq!(inner.depth(), 2);
+                drop(inner);
+                drop(guard);
+            });
+            assert_eq!(entered.load(Relaxed), 1);
+            guard = monitor.lock();
+        }
+        #[cfg(not(target_os = "linux"))]
         drop(inner);
 
         // A guard the closure returns keeps its level: the guard enters

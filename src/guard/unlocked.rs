@@ -15,14 +15,14 @@ impl MonitorGuard<'_> {
     /// `ReentrantMutexGuard::unlocked`). An associated function, called as
     /// `MonitorGuard::unlocked(&mut guard, f)`, as on the other guards.
     ///
+    /// A guard that `f` returns or forgets keeps its level: the guard
+    /// enters again on top of it, reentrantly.
+    ///
     /// # Panics
     /// If the thread holds the monitor at a depth other than 1: its outer
     /// guards would go on as if they held a monitor released under them
     /// (parking_lot's reentrant guard would release nothing). Panics before
     /// it releases anything.
-    ///
-    /// A guard that `f` returns or forgets keeps its level: the guard
-    /// enters again on top of it, reentrantly.
     ///
     /// ```
     /// use metalock::{MonitorGuard, MultiUseWord};
@@ -111,10 +111,10 @@ impl MonitorGuard<'_> {
         impl<const REENTRANT: bool> Drop for Reenter<'_, '_, REENTRANT> {
             fn drop(&mut self) {
                 let guard = &mut *self.0;
+                let entering = AbortOnUnwind;
                 if !REENTRANT && guard.word.is_owned_by_current_thread() {
                     sys::abort_with(UNLOCKED_LEFT_HELD);
                 }
-                let entering = AbortOnUnwind;
                 guard.record = guard.word.enter::<REENTRANT>(ExecEnv::current());
                 core::mem::forget(entering);
                 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
@@ -163,7 +163,7 @@ impl Drop for AbortOnUnwind {
 /// What the process prints when the closure of `unlocked` left the monitor
 /// held.
 const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
-    (or ArcSynchronizedGuard::unlocked) returned or forgot a guard of the same Synchronized, so \
+    (or unlocked_fair, or ArcSynchronizedGuard::unlocked) returned or forgot a guard of the same Synchronized, so \
     the monitor is still held when the outer guard must re-enter it; two guards would give two \
     `&mut` to the value, so the process aborts";
 

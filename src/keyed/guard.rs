@@ -445,7 +445,9 @@ impl KeyedGuard<'_> {
         debug_assert_eq!(self.depth(), 1);
         // SAFETY: `Reenter` writes a guard back before anything else can
         // reach `*self` (it holds the only borrow of it), on every path out
-        // of this function, unwinding included.
+        // of this function, unwinding included; if entering again unwinds,
+        // `AbortOnUnwind` stops the process before the caller could drop
+        // the moved-out guard a second time.
         let held = unsafe { ptr::read(self) };
         let key = held.key;
         let reenter = Reenter { guard: self, key };
