@@ -392,6 +392,47 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
         guard.monitor.release_while::<false, U>(false, f)
     }
 
+    /// See [`SynchronizedGuard::unlocked_fair`](super::SynchronizedGuard::unlocked_fair).
+    ///
+    /// ```
+    /// use metalock::{ArcSynchronizedGuard, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let value = Arc::new(Synchronized::new(0));
+    /// let mut guard = value.lock_arc();
+    /// ArcSynchronizedGuard::unlocked_fair(&mut guard, || assert!(!value.is_locked()));
+    /// *guard += 1;
+    /// drop(guard);
+    /// assert_eq!(*value.lock(), 1);
+    /// ```
+    pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        guard.monitor.release_while::<false, U>(true, f)
+    }
+
+    /// See [`SynchronizedGuard::bump`](super::SynchronizedGuard::bump).
+    ///
+    /// ```
+    /// use metalock::{ArcSynchronizedGuard, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let turns = Arc::new(Synchronized::new(Vec::new()));
+    /// let mut guard = turns.lock_arc();
+    /// guard.push("main");
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| turns.lock().push("worker"));
+    ///     while guard.len() < 2 {
+    ///         ArcSynchronizedGuard::bump(&mut guard);
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// assert_eq!(*guard, ["main", "worker"]);
+    /// ```
+    pub fn bump(guard: &mut Self) {
+        if guard.monitor.word().has_queued_threads() {
+            guard.monitor.release_while::<false, ()>(true, || ());
+        }
+    }
+
     /// See [`SynchronizedGuard::unlock_fair`](super::SynchronizedGuard::unlock_fair).
     ///
     /// ```
