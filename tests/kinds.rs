@@ -238,8 +238,8 @@ fn unlocked_and_bump<K: Kind>() {
             .unwrap_or_default();
         assert!(text.contains("one level deep, not 2"), "{text}");
         // With a thread asleep in the queue, `bump` two levels deep leaves
-        // it there (a release of one level would let it in, or trip the
-        // depth check of the release).
+        // it there. (Releasing there would only leave one level, which lets
+        // nobody in; debug builds catch it with the release's depth check.)
         #[cfg(target_os = "linux")]
         {
             let tid = common::blocked::Tid::default();
