@@ -123,27 +123,13 @@ fn unlock_fair_and_try_lock_for() {
     #[cfg(target_os = "linux")]
     {
         let _watchdog = Watchdog::arm(HANG);
-        let tid = Tid::default();
-        let done = std::sync::atomic::AtomicBool::new(false);
-        thread::scope(|s| {
-            let queued = s.spawn(|| {
-                tid.publish();
-                let guard = metalock::lock(&value);
-                while !done.load(Relaxed) {
-                    thread::sleep(Duration::from_millis(1));
-                }
-                guard.depth()
-            });
-            assert!(
-                tid.wait_until_blocked(),
-                "the thread ended before it queued"
-            );
+        let taken_back = with_a_thread_queued(&value, |let_go| {
             guard.unlock_fair();
             let taken_back = metalock::try_lock(&value).is_some();
-            done.store(true, Relaxed);
-            assert!(!taken_back, "unlock_fair let the releasing thread back in");
-            assert_eq!(queued.join().unwrap(), 1);
+            let_go();
+            taken_back
         });
+        assert!(!taken_back, "unlock_fair let the releasing thread back in");
     }
     #[cfg(not(target_os = "linux"))]
     guard.unlock_fair();
@@ -189,13 +175,33 @@ fn unlocked_finds_the_monitor_again_by_its_address() {
 fn unlocked_fair_hands_the_monitor_over() {
     let _watchdog = Watchdog::arm(HANG);
     let value = 11_u32;
+    let mut guard = metalock::lock(&value);
+    let taken_back = with_a_thread_queued(&value, |let_go| {
+        metalock::KeyedGuard::unlocked_fair(&mut guard, || {
+            let taken_back = metalock::try_lock(&value).is_some();
+            let_go();
+            taken_back
+        })
+    });
+    assert!(
+        !taken_back,
+        "unlocked_fair let the releasing thread back in"
+    );
+    assert_eq!(guard.depth(), 1);
+}
+
+/// Runs `release` (which the caller's guard of `value` lets go of the
+/// monitor in) while another thread sleeps in the monitor's queue; that
+/// thread keeps the monitor, once it gets it, until `release` calls its
+/// `let_go`, and must get it at depth 1.
+#[cfg(target_os = "linux")]
+fn with_a_thread_queued<T: Sync, R>(value: &T, release: impl FnOnce(&dyn Fn()) -> R) -> R {
     let tid = Tid::default();
     let done = std::sync::atomic::AtomicBool::new(false);
-    let mut guard = metalock::lock(&value);
     thread::scope(|s| {
         let queued = s.spawn(|| {
             tid.publish();
-            let guard = metalock::lock(&value);
+            let guard = metalock::lock(value);
             while !done.load(Relaxed) {
                 thread::sleep(Duration::from_millis(1));
             }
@@ -205,18 +211,10 @@ fn unlocked_fair_hands_the_monitor_over() {
             tid.wait_until_blocked(),
             "the thread ended before it queued"
         );
-        let taken_back = metalock::KeyedGuard::unlocked_fair(&mut guard, || {
-            let taken_back = metalock::try_lock(&value).is_some();
-            done.store(true, Relaxed);
-            taken_back
-        });
-        assert!(
-            !taken_back,
-            "unlocked_fair let the releasing thread back in"
-        );
+        let result = release(&|| done.store(true, Relaxed));
         assert_eq!(queued.join().unwrap(), 1);
-    });
-    assert_eq!(guard.depth(), 1);
+        result
+    })
 }
 
 #[test]

@@ -86,8 +86,19 @@ impl MonitorGuard<'_> {
     /// });
     /// ```
     pub fn bump(guard: &mut Self) {
-        if guard.depth() == 1 && guard.word.has_queued_threads() {
-            guard.release_while::<true, ()>(true, || ());
+        guard.bump_as::<true>();
+    }
+
+    /// Whether `bump` has a thread to let in and may release: threads are
+    /// queued, and the guard holds the only level.
+    pub(crate) fn should_bump(&self) -> bool {
+        self.depth() == 1 && self.word.has_queued_threads()
+    }
+
+    /// `bump` for a guard that enters again as `release_while` does.
+    pub(crate) fn bump_as<const REENTRANT: bool>(&mut self) {
+        if self.should_bump() {
+            self.release_while::<REENTRANT, ()>(true, || ());
         }
     }
 

@@ -412,7 +412,7 @@ impl KeyedGuard<'_> {
     /// });
     /// ```
     pub fn bump(guard: &mut Self) {
-        if guard.depth() == 1 && guard.monitor.word().has_queued_threads() {
+        if guard.monitor.should_bump() {
             guard.release_while(true, || ());
         }
     }

@@ -428,9 +428,7 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// assert_eq!(*guard, ["main", "worker"]);
     /// ```
     pub fn bump(guard: &mut Self) {
-        if guard.monitor.word().has_queued_threads() {
-            guard.monitor.release_while::<false, ()>(true, || ());
-        }
+        guard.monitor.bump_as::<false>();
     }
 
     /// See [`SynchronizedGuard::unlock_fair`](super::SynchronizedGuard::unlock_fair).
