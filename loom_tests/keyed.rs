@@ -542,7 +542,7 @@ fn keyed_unlock_fair_hands_an_entry_over() {
 /// `KeyedGuard::unlocked` finds its monitor again by the address: the main
 /// thread holds x and, while it has let it go, locks y, which may rekey the
 /// single home to y or push y (or, later, x) to the overflow table; another
-/// thread bumps x meanwhile. Whatever place x's monitor has when the
+/// thread locks x and increments its cell meanwhile. Whatever place x's monitor has when the
 /// closure returns, the guard holds x's, and every increment of x is
 /// ordered by it.
 #[test]

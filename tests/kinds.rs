@@ -242,28 +242,24 @@ fn unlocked_and_bump<K: Kind>() {
         // nobody in; debug builds catch it with the release's depth check.)
         #[cfg(target_os = "linux")]
         {
-            let tid = common::blocked::Tid::default();
             let entered = AtomicUsize::new(0);
-            thread::scope(|s| {
-                s.spawn(|| {
-                    tid.publish();
+            common::blocked::with_a_thread_queued(
+                |_| {
                     let _turn = monitor.lock();
                     entered.fetch_add(1, Relaxed);
-                });
-                assert!(
-                    tid.wait_until_blocked(),
-                    "the thread ended before it queued"
-                );
-                inner.bump();
-                assert_eq!(
-                    entered.load(Relaxed),
-                    0,
-                    "bump two levels deep let a thread in"
-                );
-                assert_eq!(inner.depth(), 2);
-                drop(inner);
-                drop(guard);
-            });
+                },
+                |_| {
+                    inner.bump();
+                    assert_eq!(
+                        entered.load(Relaxed),
+                        0,
+                        "bump two levels deep let a thread in"
+                    );
+                    assert_eq!(inner.depth(), 2);
+                    drop(inner);
+                    drop(guard);
+                },
+            );
             assert_eq!(entered.load(Relaxed), 1);
             guard = monitor.lock();
         }

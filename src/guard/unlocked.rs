@@ -75,6 +75,7 @@ impl MonitorGuard<'_> {
     /// std::thread::scope(|s| {
     ///     s.spawn(|| {
     ///         let _turn = word.lock();
+    ///         // Relaxed: the monitor orders the flag.
     ///         ran.store(true, Relaxed);
     ///     });
     ///     // Keeps the monitor, but lets the other thread have its turn
@@ -92,7 +93,7 @@ impl MonitorGuard<'_> {
     /// Whether `bump` has a thread to let in and may release: threads are
     /// queued, and the guard holds the only level.
     pub(crate) fn should_bump(&self) -> bool {
-        self.depth() == 1 && self.word.has_queued_threads()
+        self.word.has_queued_threads() && self.depth() == 1
     }
 
     /// `bump` for a guard that enters again as `release_while` does.
@@ -160,9 +161,9 @@ pub(crate) fn check_depth_one(depth: usize, what: &str) {
 }
 
 /// Aborts the process if dropped: held while a guard whose record is
-/// stale enters again, where an unwind (a recursion count overflowed by
-/// guards the closure leaked) would leave that guard to release a record
-/// it no longer holds.
+/// stale enters again, where any unwind (a recursion count overflowed by
+/// guards the closure leaked, a keyed lookup's allocation failing) would
+/// leave that guard to release a record it no longer holds.
 pub(crate) struct AbortOnUnwind;
 
 impl Drop for AbortOnUnwind {
@@ -174,9 +175,9 @@ impl Drop for AbortOnUnwind {
 /// What the process prints when the closure of `unlocked` left the monitor
 /// held.
 const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
-    (or unlocked_fair, or ArcSynchronizedGuard::unlocked) returned or forgot a guard of the same Synchronized, so \
-    the monitor is still held when the outer guard must re-enter it; two guards would give two \
-    `&mut` to the value, so the process aborts";
+    (or unlocked_fair, or ArcSynchronizedGuard::unlocked or unlocked_fair) returned or forgot a \
+    guard of the same Synchronized, so the monitor is still held when the outer guard must \
+    re-enter it; two guards would give two `&mut` to the value, so the process aborts";
 
 /// What the process prints when entering again after `unlocked` panicked.
 const REENTER_UNWOUND: &str = "metalock: a guard could not enter its monitor again after \

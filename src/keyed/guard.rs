@@ -34,9 +34,9 @@ use crate::sys::Instant;
 /// ```
 ///
 /// Invariant: `monitor` holds the word of the key's home, static, or of
-/// its overflow entry, which `overflow` keeps alive and which is dropped
-/// after `monitor` (field order); `'a` borrows the value whose address is
-/// `key`, so the value outlives the guard.
+/// its overflow entry, which `overflow` keeps alive (an entry for `key`)
+/// and which is dropped after `monitor` (field order); `'a` borrows the
+/// value whose address is `key`, so the value outlives the guard.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct KeyedGuard<'a> {
     monitor: MonitorGuard<'static>,
@@ -403,6 +403,7 @@ impl KeyedGuard<'_> {
     /// std::thread::scope(|s| {
     ///     s.spawn(|| {
     ///         let _turn = metalock::lock(&ran);
+    ///         // Relaxed: the monitor orders the flag.
     ///         ran.store(true, Relaxed);
     ///     });
     ///     while !ran.load(Relaxed) {

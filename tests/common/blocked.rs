@@ -53,6 +53,36 @@ impl Tid {
     }
 }
 
+/// Runs `release` while another thread sleeps in a monitor's queue. That
+/// thread runs `queued`, which enters the monitor (held by the caller) and
+/// then calls the `hold` it is given, which returns once `release` has
+/// called its `let_go`. The thread is joined before `release`'s result is
+/// returned.
+pub fn with_a_thread_queued<R>(
+    queued: impl FnOnce(&dyn Fn()) + Send,
+    release: impl FnOnce(&dyn Fn()) -> R,
+) -> R {
+    let tid = Tid::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    thread::scope(|s| {
+        let thread = s.spawn(|| {
+            tid.publish();
+            queued(&|| {
+                while !done.load(SeqCst) {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            });
+        });
+        assert!(
+            tid.wait_until_blocked(),
+            "the thread ended before it queued"
+        );
+        let result = release(&|| done.store(true, SeqCst));
+        thread.join().unwrap();
+        result
+    })
+}
+
 /// The state letter of the thread `tid` of this process (`S` asleep, `R`
 /// running, ...), `None` once it is gone.
 pub fn state(tid: i32) -> Option<char> {
