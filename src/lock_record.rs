@@ -40,6 +40,11 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   for a notification; it and `wait_state` are touched only under the
 ///   meta-lock of that object, or the lock of that stripe, or by the owner
 ///   while the record is in neither;
+/// - `last`, while the record heads an object's queue (the owner's record
+///   of a LOCKED word, the first of a WAITERS word's) and `queue` is not
+///   null, points at the last record of that queue, so that a thread joins
+///   the queue without walking it; otherwise it means nothing. It is
+///   touched under that object's meta-lock only;
 /// - `passed_over` is touched under that meta-lock while the record waits in
 ///   a queue to enter (not while it heads one as the monitor's owner's), or
 ///   has just been taken out of it by an exit that still holds the meta-lock
@@ -56,6 +61,7 @@ pub(crate) struct LockRecord {
     count: UnsafeCell<usize>,
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
+    last: UnsafeCell<*mut LockRecord>,
     /// `NOT_WAITING`, `NOTIFIED`, or the address of the word or condition
     /// the record waits on.
     wait_state: UnsafeCell<usize>,
@@ -89,9 +95,9 @@ pub(crate) fn record_of(bits: usize) -> *mut LockRecord {
 }
 
 /// `PassedOver::times` of a notified waiter that was woken to re-contend and
-/// lost the monitor: the next exit that finds it first in the queue (behind
-/// notified waiters queued before it) hands it the monitor, so that a
-/// notified waiter blocks again at most once.
+/// lost the monitor: it goes back first in the queue (behind the records
+/// passed over too long only) and the exit that finds it first hands it the
+/// monitor, so that a notified waiter blocks again at most once.
 pub(crate) const HAND_OVER_NEXT: u32 = u32::MAX;
 
 /// How often, and since when, a thread invited to re-contend for a monitor
@@ -115,6 +121,7 @@ impl LockRecord {
             count: UnsafeCell::new(1),
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
+            last: UnsafeCell::new(ptr::null_mut()),
             wait_state: UnsafeCell::new(NOT_WAITING),
             passed_over: UnsafeCell::new(PassedOver::default()),
             free_next: UnsafeCell::new(ptr::null_mut()),
@@ -201,6 +208,25 @@ impl LockRecord {
     pub(crate) unsafe fn set_queue(&self, next: *mut LockRecord) {
         // SAFETY: the meta-lock gives exclusive access.
         self.queue.with_mut(|q| unsafe { *q = next })
+    }
+
+    /// The last record of the queue this record heads, if that queue is
+    /// not empty (see the type's invariant).
+    ///
+    /// # Safety
+    /// As for [`queue`](Self::queue).
+    #[inline]
+    pub(crate) unsafe fn last(&self) -> *mut LockRecord {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.last.with(|l| unsafe { *l })
+    }
+
+    /// # Safety
+    /// As for [`queue`](Self::queue).
+    #[inline]
+    pub(crate) unsafe fn set_last(&self, last: *mut LockRecord) {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.last.with_mut(|l| unsafe { *l = last })
     }
 
     /// # Safety

@@ -321,6 +321,54 @@ fn notify_one_wakes_waiters_in_the_order_they_waited() {
     assert_eq!(*order.lock().unwrap(), (0..N).collect::<Vec<_>>());
 }
 
+/// `notify_all` queues its waiters behind each other in the order they
+/// waited, all ahead of a thread already queued to enter, and they run in
+/// that order (one notify queues them in a single walk of the queue).
+#[cfg(target_os = "linux")]
+#[test]
+fn notify_all_queues_its_waiters_in_order_ahead_of_a_contender() {
+    let _watchdog = Watchdog::arm(HANG);
+    const N: usize = 6;
+    let word = MultiUseWord::new();
+    let waiting = AtomicUsize::new(0);
+    let released = AtomicBool::new(false);
+    let order = std::sync::Mutex::new(Vec::new());
+    let contender = common::blocked::Tid::default();
+    thread::scope(|s| {
+        for i in 0..N {
+            s.spawn({
+                let (word, waiting, released, order) = (&word, &waiting, &released, &order);
+                move || {
+                    let mut g = word.lock();
+                    waiting.store(waiting.load(Relaxed) + 1, Relaxed);
+                    while !released.load(Relaxed) {
+                        g.wait();
+                    }
+                    order.lock().unwrap().push(i);
+                }
+            });
+            // Thread i waits before thread i + 1 starts.
+            eventually("the waiter is waiting", || {
+                let _g = word.lock();
+                waiting.load(Relaxed) == i + 1
+            });
+        }
+        let g = word.lock();
+        s.spawn(|| {
+            contender.publish();
+            let _g = word.lock();
+            order.lock().unwrap().push(N);
+        });
+        assert!(contender.wait_until_blocked(), "the contender queued");
+        released.store(true, Relaxed);
+        assert_eq!(g.notify_all(), N);
+    });
+    // The contender was overtaken six times at once, too fast to count as
+    // passed over too long (half a millisecond), which would let it run
+    // earlier.
+    assert_eq!(*order.lock().unwrap(), (0..=N).collect::<Vec<_>>());
+}
+
 #[test]
 fn notify_all_wakes_every_waiter() {
     let _watchdog = Watchdog::arm(HANG);

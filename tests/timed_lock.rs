@@ -208,6 +208,43 @@ fn timed_contenders_give_up_from_the_queue() {
     panic!("the queue never formed before the first deadline");
 }
 
+/// Contenders enter in the order they queued, also when the last of them
+/// gave up and another queued after it: the queue's head, which appends
+/// without walking the queue, takes the record before the one that left as
+/// the last (else the newcomer would hang off a record in no queue).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_contender_queues_behind_the_last_after_it_gave_up() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let word = MultiUseWord::with_payload(PAYLOAD);
+    let guard = word.lock();
+    let order = std::sync::Mutex::new(Vec::new());
+    let tids: Vec<Tid> = (0..4).map(|_| Tid::default()).collect();
+    thread::scope(|s| {
+        let enter = |i: usize| {
+            let (word, order, tid) = (&word, &order, &tids[i]);
+            s.spawn(move || {
+                tid.publish();
+                let _guard = word.lock();
+                order.lock().unwrap().push(i);
+            });
+            assert!(tids[i].wait_until_blocked(), "contender {i} queued");
+        };
+        enter(0);
+        enter(1);
+        // The last one gives up; its deadline comes after it queued, or it
+        // gives up before it queues, which proves less but is as correct.
+        let timed = s.spawn(|| word.try_lock_for(Duration::from_millis(50)).map(drop));
+        assert!(timed.join().unwrap().is_none());
+        enter(2);
+        enter(3);
+        drop(guard);
+    });
+    assert_eq!(*order.lock().unwrap(), [0, 1, 2, 3]);
+    assert!(!word.is_locked());
+    assert_eq!(word.payload(), PAYLOAD);
+}
+
 /// Giving up returns the record: a thread that times out again and again
 /// does not allocate more records.
 #[test]

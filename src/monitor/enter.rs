@@ -5,7 +5,7 @@ use core::ptr;
 
 #[cfg(not(metalock_swap_only))]
 use super::profile::Profile;
-use super::queue::{append_to_queue, insert_notified};
+use super::queue::{append_to_queue, requeue_first};
 use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
@@ -326,6 +326,10 @@ impl MultiUseWord {
             // which holds the displaced payload.
             unsafe {
                 record.set_queue(first);
+                record.set_last(match (*first).queue().is_null() {
+                    true => first,
+                    false => (*first).last(),
+                });
                 record.set_displaced((*first).displaced());
             }
             held.release(locked_bits(record) | QUEUE_SUMMARY);
@@ -399,15 +403,16 @@ impl MultiUseWord {
                         append_to_queue(owner, record);
                     }
                     Entry::Notified => {
-                        // A notified waiter that lost once is handed the
-                        // monitor by the next exit that reaches it.
+                        // A notified waiter that lost once goes back to its
+                        // place, first, and the next exit hands it the
+                        // monitor.
                         record.set_passed_over(PassedOver {
                             since: None,
                             times: HAND_OVER_NEXT,
                         });
                         count!(ee, wake_to_block);
                         hooks::fire(hooks::HandoffEvent::NotifiedWaiterLost);
-                        insert_notified(owner, record);
+                        requeue_first(owner, record);
                     }
                 }
             }

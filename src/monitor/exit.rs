@@ -6,7 +6,7 @@ use core::ptr;
 use super::EXTRA_FAST;
 #[cfg(not(metalock_swap_only))]
 use super::locked_bits;
-use super::queue::{make_heir, passed_over_too_long};
+use super::queue::{debug_assert_ends_at, make_heir, passed_over_too_long};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
 use crate::lock_record::{LockRecord, NOT_WAITING, record_of};
 use crate::meta_lock::{MetaLock, hooks};
@@ -90,7 +90,13 @@ impl MultiUseWord {
                 held.release(bits);
                 return;
             }
-            release_to_queue(held, record.queue(), record.displaced(), fair);
+            release_to_queue(
+                held,
+                record.queue(),
+                record.last(),
+                record.displaced(),
+                fair,
+            );
             if ee.recycle_lock_record(record) {
                 ee.release_detached();
             }
@@ -100,7 +106,8 @@ impl MultiUseWord {
 
 /// monitorExitSlow (Fig. 7, right): releases a monitor that nobody will own
 /// any more but a thread of `queue` (the queue left behind, head first, null
-/// if none), whose payload is `displaced`, and releases the meta-lock.
+/// if none, `last` its last record), whose payload is `displaced`, and
+/// releases the meta-lock.
 ///
 /// The first thread of the queue (notified waiters join it ahead of the
 /// contenders not yet passed over too long) is invited to re-contend with
@@ -121,18 +128,20 @@ impl MultiUseWord {
 pub(super) unsafe fn release_to_queue(
     held: MetaLock<'_>,
     queue: *mut LockRecord,
+    last: *mut LockRecord,
     displaced: usize,
     fair: bool,
 ) {
     // SAFETY: we hold the meta-lock of the queue's word (caller's contract).
     unsafe {
+        debug_assert_ends_at(queue, last);
         let Some(first) = queue.as_ref() else {
             held.release(displaced);
             return;
         };
         let rest = first.queue();
         if fair || displaced & FAIR != 0 || passed_over_too_long(first) {
-            let bits = make_heir(first, rest, displaced);
+            let bits = make_heir(first, rest, last, displaced);
             count!(held.ee(), hand_overs);
             release_and_signal(held, bits, first, SIGNAL_HANDED_OVER);
             return;
@@ -143,6 +152,7 @@ pub(super) unsafe fn release_to_queue(
             None => displaced,
             Some(head) => {
                 head.set_displaced(displaced);
+                head.set_last(last);
                 rest as usize | WAITERS
             }
         };

@@ -8,20 +8,58 @@ use crate::lock_record::{HAND_OVER_NEXT, LockRecord, NOT_WAITING, NOTIFIED, Pass
 use crate::sys;
 use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
 
-/// Appends `record`, a contender, to the queue headed by `head` (FIFO).
+/// Appends `record`, a contender, to the queue headed by `head` (FIFO), in
+/// constant time: the head knows the queue's last record.
 ///
 /// # Safety
 /// The caller holds the meta-lock of the object whose queue `head` heads.
 pub(super) unsafe fn append_to_queue(head: &LockRecord, record: &LockRecord) {
     let record = record as *const LockRecord as *mut LockRecord;
-    let mut last = head;
+    // SAFETY: caller's contract; queued records live forever, and a head
+    // with a queue behind it knows the last (the record's invariant).
+    unsafe {
+        debug_assert_last(head);
+        match head.queue().is_null() {
+            true => head.set_queue(record),
+            false => (*head.last()).set_queue(record),
+        }
+        head.set_last(record);
+    }
+}
+
+/// Checks, in debug builds, that `head`, which heads a queue, knows that
+/// queue's last record.
+///
+/// # Safety
+/// As for [`append_to_queue`].
+#[inline]
+pub(super) unsafe fn debug_assert_last(head: &LockRecord) {
+    // SAFETY: caller's contract.
+    unsafe { debug_assert_ends_at(head.queue(), head.last()) }
+}
+
+/// Checks, in debug builds, that the queue from `first` (if not null) ends
+/// at `last`. Walks the queue: debug builds only.
+///
+/// # Safety
+/// As for [`append_to_queue`]; `first` is in a queue of that object, or
+/// null.
+#[inline]
+pub(super) unsafe fn debug_assert_ends_at(first: *mut LockRecord, last: *mut LockRecord) {
+    #[cfg(debug_assertions)]
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
-        while let Some(next) = last.queue().as_ref() {
-            last = next;
+        let mut end = first;
+        if end.is_null() {
+            return;
         }
-        last.set_queue(record);
+        while !(*end).queue().is_null() {
+            end = (*end).queue();
+        }
+        debug_assert_eq!(end, last, "a queue's head lost track of its last record");
     }
+    #[cfg(not(debug_assertions))]
+    let _ = (first, last);
 }
 
 /// Takes `record`, a contender that gives up, out of the queue of the word
@@ -35,6 +73,7 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
     let head = record_of(bits);
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
+        debug_assert_last(&*head);
         let rest = record.queue();
         record.set_queue(core::ptr::null_mut());
         if core::ptr::eq(head, record) {
@@ -43,6 +82,7 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
                 None => record.displaced(),
                 Some(next) => {
                     next.set_displaced(record.displaced());
+                    next.set_last(record.last());
                     rest as usize | WAITERS
                 }
             };
@@ -56,6 +96,9 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
                 .expect("metalock: a record that gave up was not in its queue");
         }
         prev.set_queue(rest);
+        if rest.is_null() {
+            (*head).set_last(prev as *const LockRecord as *mut LockRecord);
+        }
     }
     // A LOCKED word keeps its queue summary even if the owner is now alone:
     // the bit also tells the owner's fused unlock that the displaced payload
@@ -65,19 +108,31 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
     bits
 }
 
-/// Queues `record`, a notified waiter, right behind `owner` and the notified
-/// waiters already queued there, ahead of the contenders: the state its
-/// notifier just made true should still be true when it runs. The first
-/// contender it overtakes counts that as being passed over, and one passed
-/// over too long stays ahead of it.
+/// Queues `record`, a notified waiter, in the queue headed by `owner`,
+/// right behind the notified waiters already queued, ahead of the
+/// contenders: the state its notifier just made true should still be true
+/// when it runs. The first contender it overtakes counts that as being
+/// passed over, and one passed over too long stays ahead of it. The search
+/// starts at `after`: `owner`, or the waiter that the same notify queued
+/// last, which this returns. So a `notify_all` walks the queue once, not
+/// once per waiter under the meta-lock (with thousands of waiters that walk
+/// took longer than waking them all); the records it skips stay skipped, as
+/// a notified waiter stays notified and a contender passed over too long
+/// stays so.
 ///
 /// # Safety
-/// As for [`append_to_queue`]; `owner` heads the queue; `record` is in no
-/// queue.
-pub(super) unsafe fn insert_notified(owner: &LockRecord, record: &LockRecord) {
+/// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it,
+/// and no record before `after` is a contender that is not passed over too
+/// long; `record` is in no queue.
+pub(super) unsafe fn insert_notified(
+    owner: &'static LockRecord,
+    after: &'static LockRecord,
+    record: &'static LockRecord,
+) -> &'static LockRecord {
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
-        let mut prev = owner;
+        debug_assert_last(owner);
+        let mut prev = after;
         while let Some(next) = prev.queue().as_ref() {
             if next.wait_state() != NOTIFIED && !passed_over_too_long(next) {
                 note_overtaken(next);
@@ -88,6 +143,41 @@ pub(super) unsafe fn insert_notified(owner: &LockRecord, record: &LockRecord) {
         record.set_wait_state(NOTIFIED);
         record.set_queue(prev.queue());
         prev.set_queue(record as *const LockRecord as *mut LockRecord);
+        if record.queue().is_null() {
+            owner.set_last(record as *const LockRecord as *mut LockRecord);
+        }
+    }
+    record
+}
+
+/// Queues `record`, a notified waiter that an exit invited as the first of
+/// the queue and that then lost the monitor to a thread that barged in,
+/// first again: behind the records passed over too long only (`record` is
+/// one of them now, so the exit that finds it first hands it the monitor).
+/// That is its place in the order of the queue, and it costs no walk past
+/// the notified waiters behind it: once per lost waiter, that walk made a
+/// `notify_all` of thousands of waiters take time quadratic in their number.
+///
+/// # Safety
+/// As for [`insert_notified`]; `record` is passed over too long.
+pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
+    // SAFETY: caller's contract; queued records live forever.
+    unsafe {
+        debug_assert!(passed_over_too_long(record));
+        debug_assert_last(owner);
+        let mut prev = owner;
+        while let Some(next) = prev.queue().as_ref() {
+            if !passed_over_too_long(next) {
+                break;
+            }
+            prev = next;
+        }
+        record.set_wait_state(NOTIFIED);
+        record.set_queue(prev.queue());
+        prev.set_queue(record as *const LockRecord as *mut LockRecord);
+        if record.queue().is_null() {
+            owner.set_last(record as *const LockRecord as *mut LockRecord);
+        }
     }
 }
 
@@ -132,19 +222,21 @@ pub(super) unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
 }
 
 /// Makes `heir`, an entrant taken out of the queue, the owner of a monitor
-/// whose payload `displaced` is, with `rest` queued behind it; returns the
-/// word's new value.
+/// whose payload `displaced` is, with `rest` queued behind it (`last` its
+/// last record, if any); returns the word's new value.
 ///
 /// # Safety
 /// As for [`passed_over_too_long`]; `rest` is the rest of that queue.
 pub(super) unsafe fn make_heir(
     heir: &LockRecord,
     rest: *mut LockRecord,
+    last: *mut LockRecord,
     displaced: usize,
 ) -> usize {
     // SAFETY: caller's contract.
     unsafe {
         heir.set_queue(rest);
+        heir.set_last(last);
         heir.set_displaced(displaced);
         heir.set_wait_state(NOT_WAITING);
         heir.set_passed_over(PassedOver::default());

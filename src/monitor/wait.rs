@@ -221,12 +221,12 @@ impl MultiUseWord {
         // gets the monitor. In that order: a notifier ordered after our
         // release of the monitor must find the stripe counting us.
         unsafe {
-            let (rest, mut displaced) = (record.queue(), record.displaced());
+            let (rest, last, mut displaced) = (record.queue(), record.last(), record.displaced());
             if let Some(home) = home {
                 displaced = home.pin_for_wait(displaced);
             }
             waiting.push(record, key);
-            release_to_queue(held, rest, displaced, false);
+            release_to_queue(held, rest, last, displaced, false);
         }
         Ok(())
     }
@@ -325,14 +325,23 @@ impl MultiUseWord {
         });
         let mut notified = 0;
         let mut held = None;
+        // The waiter queued last while the meta-lock stays held (a LOCKED
+        // word stays so, with the same owner, until we release it): the
+        // next one goes behind it.
+        let mut last_queued = None;
         while let Some(waiter) = waiting.take_oldest(key) {
             let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
             let bits = lock.bits;
             // SAFETY: we hold the meta-lock; the waiter's record is out of
-            // every queue and list.
+            // every queue and list; LOCKED points at the owner's record,
+            // which heads the queue, and `last_queued` is in that queue
+            // behind notified waiters and contenders passed over too long
+            // only.
             unsafe {
                 if state(bits) == LOCKED {
-                    insert_notified(&*record_of(bits), waiter);
+                    let owner = &*record_of(bits);
+                    let after = last_queued.unwrap_or(owner);
+                    last_queued = Some(insert_notified(owner, after, waiter));
                     lock.bits = bits | QUEUE_SUMMARY;
                 } else {
                     // Nobody owns the monitor: put the waiter first and let
@@ -340,19 +349,23 @@ impl MultiUseWord {
                     // at once and contends like a newcomer, so the queue's
                     // head keeps its place and its count of being passed
                     // over (`insert_notified` counts overtaking in a queue).
-                    let displaced = if state(bits) == NEUTRAL {
+                    let queue = waiter as *const LockRecord as *mut LockRecord;
+                    let (displaced, last) = if state(bits) == NEUTRAL {
                         waiter.set_queue(core::ptr::null_mut());
-                        bits
+                        (bits, queue)
                     } else {
                         let head = record_of(bits);
                         waiter.set_queue(head);
                         hooks::fire(hooks::HandoffEvent::NotifiedAheadOfQueue);
-                        (*head).displaced()
+                        let last = match (*head).queue().is_null() {
+                            true => head,
+                            false => (*head).last(),
+                        };
+                        ((*head).displaced(), last)
                     };
                     waiter.set_displaced(displaced);
-                    let queue = waiter as *const LockRecord as *mut LockRecord;
                     if let Some(lock) = held.take() {
-                        release_to_queue(lock, queue, displaced, false);
+                        release_to_queue(lock, queue, last, displaced, false);
                     }
                 }
             }
