@@ -42,7 +42,7 @@ use common::locks::{
     ReentrantSpinLock, SpinLock, StdMutex,
 };
 use common::measure::{
-    RoundStats, Rounds, Summary, interleaved, line_round_trip, median, round_trip_label,
+    RoundStats, Rounds, Summary, cpu_model, interleaved, line_round_trip, median, round_trip_label,
 };
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
@@ -811,27 +811,6 @@ fn utc_now() -> String {
         rem / 3600,
         rem % 3600 / 60
     )
-}
-
-fn cpu_model() -> String {
-    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
-        return "unknown CPU".to_string();
-    };
-    // The first CPU's fields; a virtual machine's model name may be as
-    // short as "AMD EPYC", which the family and model then pin down.
-    let field = |name: &str| {
-        info.lines()
-            .find(|line| line.split(':').next().map(str::trim) == Some(name))
-            .and_then(|line| line.split_once(':'))
-            .map(|(_, value)| value.trim().to_string())
-    };
-    match (field("model name"), field("cpu family"), field("model")) {
-        (Some(name), Some(family), Some(model)) => {
-            format!("{name} (family {family}, model {model})")
-        }
-        (Some(name), ..) => name,
-        _ => "unknown CPU".to_string(),
-    }
 }
 
 /// How long the fixed-duration measurements run.

@@ -401,3 +401,25 @@ pub fn round_trip_label(round_trip: Option<Duration>) -> String {
         |t| format!("{} ns", t.as_nanos()),
     )
 }
+
+/// The machine's CPU, as figures must name it: the model name, family and
+/// model of the first CPU in `/proc/cpuinfo` (a virtual machine's model name
+/// may be as short as "AMD EPYC", which the family and model then pin down).
+pub fn cpu_model() -> String {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return "unknown CPU".to_string();
+    };
+    let field = |name: &str| {
+        info.lines()
+            .find(|line| line.split(':').next().map(str::trim) == Some(name))
+            .and_then(|line| line.split_once(':'))
+            .map(|(_, value)| value.trim().to_string())
+    };
+    match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(family), Some(model)) => {
+            format!("{name} (family {family}, model {model})")
+        }
+        (Some(name), ..) => name,
+        _ => "unknown CPU".to_string(),
+    }
+}

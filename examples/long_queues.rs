@@ -1,0 +1,190 @@
+//! Long queues on one monitor, metalock against parking_lot in the same run:
+//!
+//! - `notify_all` herd: W threads wait on one monitor; each round one
+//!   `notify_all` wakes them all, and every one returns from its wait and
+//!   waits again for the next round. Printed: the time from the notify to
+//!   the last return, and how long the `notify_all` call itself held the
+//!   monitor (`Synchronized` + `wait_while` against `parking_lot::Mutex` +
+//!   `Condvar`);
+//! - deep queue: T threads each lock one monitor R times and hold it for
+//!   20 µs, so that nearly all of them sleep in its queue at once.
+//!
+//! Both once walked the queue for every thread that joined it, under the
+//! meta-lock (time quadratic in the queue's length). Medians of 5 rounds; run
+//! `cargo run --release --example long_queues` (about 30 s), or pass the
+//! number of threads: `-- 3000`.
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use metalock::{MultiUseWord, Synchronized};
+
+// Only the CPU's name is needed here.
+#[allow(dead_code)]
+#[path = "../benches/common/measure.rs"]
+mod measure;
+
+const ROUNDS: usize = 5;
+
+/// One lock under test: its monitor and what the herd needs of it.
+trait Herd: Send + Sync + 'static {
+    const NAME: &'static str;
+    fn new() -> Self;
+    /// Waits until the round is at least `round`.
+    fn wait_for_round(&self, round: u64, waiting: &AtomicUsize);
+    /// Starts `round`; returns how long the notify held the monitor.
+    fn start_round(&self, round: u64) -> Duration;
+}
+
+impl Herd for Synchronized<u64> {
+    const NAME: &'static str = "metalock Synchronized";
+    fn new() -> Self {
+        Synchronized::new(0)
+    }
+    fn wait_for_round(&self, round: u64, waiting: &AtomicUsize) {
+        let mut guard = self.lock();
+        waiting.fetch_add(1, SeqCst);
+        guard.wait_while(|current| *current < round);
+    }
+    fn start_round(&self, round: u64) -> Duration {
+        let mut guard = self.lock();
+        *guard = round;
+        let start = Instant::now();
+        guard.notify_all();
+        start.elapsed()
+    }
+}
+
+impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
+    const NAME: &'static str = "parking_lot Mutex + Condvar";
+    fn new() -> Self {
+        (parking_lot::Mutex::new(0), parking_lot::Condvar::new())
+    }
+    fn wait_for_round(&self, round: u64, waiting: &AtomicUsize) {
+        let mut guard = self.0.lock();
+        waiting.fetch_add(1, SeqCst);
+        while *guard < round {
+            self.1.wait(&mut guard);
+        }
+    }
+    fn start_round(&self, round: u64) -> Duration {
+        let mut guard = self.0.lock();
+        *guard = round;
+        let start = Instant::now();
+        self.1.notify_all();
+        start.elapsed()
+    }
+}
+
+/// Median times of the herd's rounds: (notify to last return, notify call).
+fn herd<H: Herd>(waiters: usize) -> (Duration, Duration) {
+    let lock = Arc::new(H::new());
+    let waiting = Arc::new(AtomicUsize::new(0));
+    let returned = Arc::new(AtomicUsize::new(0));
+    let (all_back, rx) = mpsc::channel();
+    let threads: Vec<_> = (0..waiters)
+        .map(|_| {
+            let (lock, waiting, returned) = (lock.clone(), waiting.clone(), returned.clone());
+            let all_back = all_back.clone();
+            thread::spawn(move || {
+                for round in 1..=ROUNDS {
+                    lock.wait_for_round(round as u64, &waiting);
+                    if returned.fetch_add(1, SeqCst) + 1 == waiters * round {
+                        all_back.send(()).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    let (mut total, mut notify) = (Vec::new(), Vec::new());
+    for round in 1..=ROUNDS {
+        // Each waiter counts itself under the monitor before it waits, so
+        // once all have, the notify below finds them all waiting.
+        while waiting.load(SeqCst) < waiters * round {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let start = Instant::now();
+        notify.push(lock.start_round(round as u64));
+        rx.recv().unwrap();
+        total.push(start.elapsed());
+    }
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    (median(total), median(notify))
+}
+
+/// Time for `threads` threads to run `locked` `rounds` times each; it
+/// calls the work it is given (20 µs) with the monitor held.
+fn deep_queue(threads: usize, rounds: usize, locked: impl Fn(&dyn Fn()) + Sync) -> Duration {
+    let hold = || {
+        let entered = Instant::now();
+        while entered.elapsed() < Duration::from_micros(20) {}
+    };
+    let start = Instant::now();
+    thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..rounds {
+                    locked(&hold);
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let threads: usize = std::env::args()
+        .nth(1)
+        .map_or(1000, |n| n.parse().expect("a number of threads"));
+    println!(
+        "{threads} threads on {}, {} CPUs",
+        measure::cpu_model(),
+        thread::available_parallelism().map_or(0, usize::from)
+    );
+    let (ml, ml_notify) = herd::<Synchronized<u64>>(threads);
+    let (pl, pl_notify) = herd::<(parking_lot::Mutex<u64>, parking_lot::Condvar)>(threads);
+    println!(
+        "notify_all herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; notify_all call {:.3} / {:.3} ms",
+        ms(ml),
+        <Synchronized<u64> as Herd>::NAME,
+        ms(pl),
+        <(parking_lot::Mutex<u64>, parking_lot::Condvar) as Herd>::NAME,
+        ml.as_secs_f64() / pl.as_secs_f64(),
+        ms(ml_notify),
+        ms(pl_notify)
+    );
+    let word = MultiUseWord::new();
+    let mutex = parking_lot::Mutex::new(());
+    let (mut ml, mut pl) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        ml.push(deep_queue(threads, 10, |work| {
+            let _guard = word.lock();
+            work();
+        }));
+        pl.push(deep_queue(threads, 10, |work| {
+            let _guard = mutex.lock();
+            work();
+        }));
+    }
+    let (ml, pl) = (median(ml), median(pl));
+    println!(
+        "deep queue, 10 x 20 us each: {:.1} ms (metalock word) / {:.1} ms (parking_lot Mutex) = {:.2}; at least {:.1} ms",
+        ms(ml),
+        ms(pl),
+        ml.as_secs_f64() / pl.as_secs_f64(),
+        threads as f64 * 10.0 * 0.02
+    );
+}
