@@ -7,12 +7,18 @@
 //!   monitor (`Synchronized` + `wait_while` against `parking_lot::Mutex` +
 //!   `Condvar`);
 //! - deep queue: T threads each lock one monitor R times and hold it for
-//!   20 µs, so that nearly all of them sleep in its queue at once.
+//!   20 µs, so that nearly all of them sleep in its queue at once;
+//! - many monitors: T threads each wait on a monitor of their own, and one
+//!   thread notifies them one by one, the last to wait first. Printed: the
+//!   mean time of a `notify_one` call, which finds its waiter among the
+//!   others that share its stripe of the wait table.
 //!
-//! Both once walked the queue for every thread that joined it, under the
-//! meta-lock (time quadratic in the queue's length). Medians of 5 rounds; run
-//! `cargo run --release --example long_queues` (about 30 s), or pass the
-//! number of threads: `-- 3000`.
+//! The first two once walked the queue for every thread that joined it,
+//! under the meta-lock (time quadratic in the queue's length); the third
+//! walked past more waiters of other monitors while the table had fewer
+//! stripes. Medians of 5 rounds (the third: of 3); run `cargo run --release
+//! --example long_queues` (about 30 s), or pass the number of threads:
+//! `-- 3000`.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, mpsc};
@@ -34,8 +40,9 @@ trait Herd: Send + Sync + 'static {
     fn new() -> Self;
     /// Waits until the round is at least `round`.
     fn wait_for_round(&self, round: u64, waiting: &AtomicUsize);
-    /// Starts `round`; returns how long the notify held the monitor.
-    fn start_round(&self, round: u64) -> Duration;
+    /// Starts `round` with a `notify_all`, or a `notify_one` if not `all`;
+    /// returns how long the notify call took.
+    fn start_round(&self, round: u64, all: bool) -> Duration;
 }
 
 impl Herd for Synchronized<u64> {
@@ -48,11 +55,15 @@ impl Herd for Synchronized<u64> {
         waiting.fetch_add(1, SeqCst);
         guard.wait_while(|current| *current < round);
     }
-    fn start_round(&self, round: u64) -> Duration {
+    fn start_round(&self, round: u64, all: bool) -> Duration {
         let mut guard = self.lock();
         *guard = round;
         let start = Instant::now();
-        guard.notify_all();
+        if all {
+            guard.notify_all();
+        } else {
+            guard.notify_one();
+        }
         start.elapsed()
     }
 }
@@ -69,11 +80,15 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
             self.1.wait(&mut guard);
         }
     }
-    fn start_round(&self, round: u64) -> Duration {
+    fn start_round(&self, round: u64, all: bool) -> Duration {
         let mut guard = self.0.lock();
         *guard = round;
         let start = Instant::now();
-        self.1.notify_all();
+        if all {
+            self.1.notify_all();
+        } else {
+            self.1.notify_one();
+        }
         start.elapsed()
     }
 }
@@ -106,7 +121,7 @@ fn herd<H: Herd>(waiters: usize) -> (Duration, Duration) {
             thread::sleep(Duration::from_millis(1));
         }
         let start = Instant::now();
-        notify.push(lock.start_round(round as u64));
+        notify.push(lock.start_round(round as u64, true));
         rx.recv().unwrap();
         total.push(start.elapsed());
     }
@@ -134,6 +149,32 @@ fn deep_queue(threads: usize, rounds: usize, locked: impl Fn(&dyn Fn()) + Sync) 
         }
     });
     start.elapsed()
+}
+
+/// Mean time of a `notify_one` call when `threads` threads each wait on a
+/// monitor of their own, notified in the reverse of the order they began
+/// to wait (the last-come waiter of a stripe is the last its walk finds).
+fn many_monitors<H: Herd>(threads: usize) -> Duration {
+    let locks: Arc<Vec<H>> = Arc::new((0..threads).map(|_| H::new()).collect());
+    let waiting = Arc::new(AtomicUsize::new(0));
+    let waiters: Vec<_> = (0..threads)
+        .map(|i| {
+            let (locks, waiting) = (locks.clone(), waiting.clone());
+            thread::spawn(move || locks[i].wait_for_round(1, &waiting))
+        })
+        .collect();
+    while waiting.load(SeqCst) < threads {
+        thread::sleep(Duration::from_millis(1));
+    }
+    let notify: Duration = locks
+        .iter()
+        .rev()
+        .map(|lock| lock.start_round(1, false))
+        .sum();
+    for waiter in waiters {
+        waiter.join().unwrap();
+    }
+    notify / threads as u32
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -165,6 +206,21 @@ fn main() {
         ml.as_secs_f64() / pl.as_secs_f64(),
         ms(ml_notify),
         ms(pl_notify)
+    );
+    let (mut ml, mut pl) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        ml.push(many_monitors::<Synchronized<u64>>(threads));
+        pl.push(many_monitors::<(
+            parking_lot::Mutex<u64>,
+            parking_lot::Condvar,
+        )>(threads));
+    }
+    let (ml, pl) = (median(ml), median(pl));
+    println!(
+        "many monitors, one waiter each: notify_one {:.2} µs (metalock) / {:.2} µs (parking_lot) = {:.2}",
+        ml.as_secs_f64() * 1e6,
+        pl.as_secs_f64() * 1e6,
+        ml.as_secs_f64() / pl.as_secs_f64()
     );
     let word = MultiUseWord::new();
     let mutex = parking_lot::Mutex::new(());
