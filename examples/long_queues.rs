@@ -21,7 +21,7 @@
 //! `-- 3000`.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,9 @@ trait Herd: Send + Sync + 'static {
     fn new() -> Self;
     /// Waits until the round is at least `round`.
     fn wait_for_round(&self, round: u64, waiting: &AtomicUsize);
+    /// Locks and unlocks: returns once a waiter that counted itself under
+    /// the monitor has released it in its wait.
+    fn lock_and_unlock(&self);
     /// Starts `round` with a `notify_all`, or a `notify_one` if not `all`;
     /// returns how long the notify call took.
     fn start_round(&self, round: u64, all: bool) -> Duration;
@@ -49,6 +52,9 @@ impl Herd for Synchronized<u64> {
     const NAME: &'static str = "metalock Synchronized";
     fn new() -> Self {
         Synchronized::new(0)
+    }
+    fn lock_and_unlock(&self) {
+        drop(self.lock());
     }
     fn wait_for_round(&self, round: u64, waiting: &AtomicUsize) {
         let mut guard = self.lock();
@@ -72,6 +78,9 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
     const NAME: &'static str = "parking_lot Mutex + Condvar";
     fn new() -> Self {
         (parking_lot::Mutex::new(0), parking_lot::Condvar::new())
+    }
+    fn lock_and_unlock(&self) {
+        drop(self.0.lock());
     }
     fn wait_for_round(&self, round: u64, waiting: &AtomicUsize) {
         let mut guard = self.0.lock();
@@ -131,41 +140,53 @@ fn herd<H: Herd>(waiters: usize) -> (Duration, Duration) {
     (median(total), median(notify))
 }
 
-/// Time for `threads` threads to run `locked` `rounds` times each; it
-/// calls the work it is given (20 µs) with the monitor held.
+/// Time for `threads` threads to run `locked` `rounds` times each, from
+/// when all have started; `locked` calls the work it is given (20 µs) with
+/// the monitor held.
 fn deep_queue(threads: usize, rounds: usize, locked: impl Fn(&dyn Fn()) + Sync) -> Duration {
     let hold = || {
         let entered = Instant::now();
         while entered.elapsed() < Duration::from_micros(20) {}
     };
-    let start = Instant::now();
+    let start = Barrier::new(threads + 1);
     thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
+                start.wait();
                 for _ in 0..rounds {
                     locked(&hold);
                 }
             });
         }
-    });
-    start.elapsed()
+        start.wait();
+        // The scope joins the threads before it returns.
+        Instant::now()
+    })
+    .elapsed()
 }
 
 /// Mean time of a `notify_one` call when `threads` threads each wait on a
 /// monitor of their own, notified in the reverse of the order they began
 /// to wait (the last-come waiter of a stripe is the last its walk finds).
+/// The waiters start one at a time, each once the one before waits.
 fn many_monitors<H: Herd>(threads: usize) -> Duration {
     let locks: Arc<Vec<H>> = Arc::new((0..threads).map(|_| H::new()).collect());
     let waiting = Arc::new(AtomicUsize::new(0));
     let waiters: Vec<_> = (0..threads)
         .map(|i| {
-            let (locks, waiting) = (locks.clone(), waiting.clone());
-            thread::spawn(move || locks[i].wait_for_round(1, &waiting))
+            let waiter = thread::spawn({
+                let (locks, waiting) = (locks.clone(), waiting.clone());
+                move || locks[i].wait_for_round(1, &waiting)
+            });
+            // Waiter i waits (it counts itself under its monitor, which
+            // its wait then releases) before waiter i + 1 starts.
+            while waiting.load(SeqCst) <= i {
+                thread::yield_now();
+            }
+            locks[i].lock_and_unlock();
+            waiter
         })
         .collect();
-    while waiting.load(SeqCst) < threads {
-        thread::sleep(Duration::from_millis(1));
-    }
     let notify: Duration = locks
         .iter()
         .rev()

@@ -220,6 +220,7 @@ fn a_contender_queues_behind_the_last_after_it_gave_up() {
     let guard = word.lock();
     let order = std::sync::Mutex::new(Vec::new());
     let tids: Vec<Tid> = (0..4).map(|_| Tid::default()).collect();
+    let timed_tid = Tid::default();
     thread::scope(|s| {
         let enter = |i: usize| {
             let (word, order, tid) = (&word, &order, &tids[i]);
@@ -232,9 +233,12 @@ fn a_contender_queues_behind_the_last_after_it_gave_up() {
         };
         enter(0);
         enter(1);
-        // The last one gives up; its deadline comes after it queued, or it
-        // gives up before it queues, which proves less but is as correct.
-        let timed = s.spawn(|| word.try_lock_for(Duration::from_millis(50)).map(drop));
+        // The last one queues, then gives up.
+        let timed = s.spawn(|| {
+            timed_tid.publish();
+            word.try_lock_for(Duration::from_secs(1)).map(drop)
+        });
+        assert!(timed_tid.wait_until_blocked(), "the timed contender queued");
         assert!(timed.join().unwrap().is_none());
         enter(2);
         enter(3);

@@ -22,8 +22,9 @@ pub(super) enum Entry {
     /// meta-lock was taken (so that this path does not read the clock while
     /// others wait for the meta-lock), counts if it loses.
     Invited(Instant),
-    /// A notified waiter woken to re-contend: it queues ahead of the
-    /// contenders if it loses, and is handed the monitor next.
+    /// A notified waiter woken to re-contend: if it loses, it queues first
+    /// again, behind the records passed over too long only, and the exit
+    /// that finds it first hands it the monitor.
     Notified,
 }
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
@@ -404,8 +405,9 @@ impl MultiUseWord {
                     }
                     Entry::Notified => {
                         // A notified waiter that lost once goes back to its
-                        // place, first, and the next exit hands it the
-                        // monitor.
+                        // place, first (behind the records passed over too
+                        // long), and the exit that finds it first hands it
+                        // the monitor.
                         record.set_passed_over(PassedOver {
                             since: None,
                             times: HAND_OVER_NEXT,

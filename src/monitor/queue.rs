@@ -150,16 +150,19 @@ pub(super) unsafe fn insert_notified(
     record
 }
 
-/// Queues `record`, a notified waiter that an exit invited as the first of
-/// the queue and that then lost the monitor to a thread that barged in,
-/// first again: behind the records passed over too long only (`record` is
-/// one of them now, so the exit that finds it first hands it the monitor).
-/// That is its place in the order of the queue, and it costs no walk past
-/// the notified waiters behind it: once per lost waiter, that walk made a
-/// `notify_all` of thousands of waiters take time quadratic in their number.
+/// Queues `record`, a notified waiter that was invited as the first of the
+/// queue (by an exit, or by a notify that found the monitor free) and then
+/// lost the monitor to a thread that barged in, first again: behind the
+/// records passed over too long only (`record` is one of them now, so the
+/// exit that finds it first hands it the monitor). That is its place in the
+/// order of the queue, and it costs no walk past the notified waiters
+/// behind it: once per lost waiter, that walk made a `notify_all` of
+/// thousands of waiters take time quadratic in their number. A contender it
+/// overtakes counts that as being passed over, as with `insert_notified`.
 ///
 /// # Safety
-/// As for [`insert_notified`]; `record` is passed over too long.
+/// As for [`append_to_queue`]; `owner` heads the queue; `record` is in no
+/// queue and is passed over too long.
 pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
@@ -168,6 +171,9 @@ pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
         let mut prev = owner;
         while let Some(next) = prev.queue().as_ref() {
             if !passed_over_too_long(next) {
+                if next.wait_state() != NOTIFIED {
+                    note_overtaken(next);
+                }
                 break;
             }
             prev = next;

@@ -344,6 +344,10 @@ impl MultiUseWord {
                     last_queued = Some(insert_notified(owner, after, waiter));
                     lock.bits = bits | QUEUE_SUMMARY;
                 } else {
+                    debug_assert!(
+                        last_queued.is_none(),
+                        "a LOCKED word changed under its meta-lock"
+                    );
                     // Nobody owns the monitor: put the waiter first and let
                     // the exit logic invite it. Invited, it leaves the queue
                     // at once and contends like a newcomer, so the queue's

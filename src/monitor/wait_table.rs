@@ -309,11 +309,11 @@ pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
 /// How many stripes; a power of two outside the models. Words and
 /// conditions that share a stripe serialize their waits and notifies, and
 /// a notify walks past the other keys' waiters in its stripe's list: with
-/// thousands of waiting threads, 64 stripes made a `notify_one` 3-4x
-/// parking_lot's (8,000 waiters on as many monitors, 2.8-3.7 µs), 1,024
-/// as fast as parking_lot's (1.0-1.1 µs). Hosted, 1,024 (128 KiB on
-/// x86-64, touched only where used, as the keyed homes); without `std`,
-/// where memory may be scarce and threads few, 64.
+/// thousands of waiting threads, 64 stripes made a `notify_one` 2.6-3.9x
+/// parking_lot's (8,000 waiters on as many monitors, 2.4-3.3 µs), 1,024
+/// about as fast as parking_lot's (0.91-1.18x, `examples/long_queues.rs`).
+/// Hosted, 1,024 (128 KiB on x86-64, touched only where used, as the keyed
+/// homes); without `std`, where memory may be scarce and threads few, 64.
 #[cfg(all(not(metalock_model), feature = "std"))]
 const STRIPE_COUNT: usize = 1024;
 #[cfg(all(not(metalock_model), not(feature = "std")))]
