@@ -38,7 +38,8 @@
 //! switch per transfer), renouncement costs fairness; the crate renounces by
 //! default and hands over only to a thread that is starving (eventual
 //! fairness). A notified waiter, moved into the queue, re-contends when an exit
-//! invites it, and is handed the monitor by the next exit if it loses once; a
+//! invites it, and if it loses once goes back first in the queue and is
+//! handed the monitor by the exit that finds it first; a
 //! waiter whose time runs out first leaves the wait table itself. Contenders
 //! spin briefly (`SpinWait`) before queueing behind an owner nobody else waits
 //! for, and again after an invitation; they do not spin once queued. How long
