@@ -808,9 +808,21 @@ fn waiting_summary_is_set_again_by_the_next_wait() {
 
 #[test]
 fn notify_one_twice_two_waiters() {
-    // Each waiter takes one permit; each notify_one hands out one. Every
-    // waiter must return, whichever of them each notification marks.
-    explore("notify_one_twice_two_waiters", three_threads(), || {
+    notify_one_twice("notify_one_twice_two_waiters", false);
+}
+
+/// Both notifications under one hold: with both threads waiting, the
+/// second finds a queue that ends with the first's waiter and takes its end
+/// without a walk (checked against the walk in every execution).
+#[test]
+fn notify_one_twice_in_one_hold() {
+    notify_one_twice("notify_one_twice_in_one_hold", true);
+}
+
+/// Each waiter takes one permit; each notify_one hands out one. Every
+/// waiter must return, whichever of them each notification marks.
+fn notify_one_twice(name: &str, one_hold: bool) {
+    explore(name, three_threads(), move || {
         let shared = Shared::new();
         let waiters: Vec<_> = (0..2)
             .map(|_| {
@@ -825,10 +837,18 @@ fn notify_one_twice_two_waiters() {
                 })
             })
             .collect();
-        for _ in 0..2 {
+        if one_hold {
             let g = shared.word.lock();
-            shared.bump(&g);
-            g.notify_one();
+            for _ in 0..2 {
+                shared.bump(&g);
+                g.notify_one();
+            }
+        } else {
+            for _ in 0..2 {
+                let g = shared.word.lock();
+                shared.bump(&g);
+                g.notify_one();
+            }
         }
         for w in waiters {
             w.join().unwrap();

@@ -327,6 +327,26 @@ fn notify_one_wakes_waiters_in_the_order_they_waited() {
 #[cfg(target_os = "linux")]
 #[test]
 fn notify_all_queues_its_waiters_in_order_ahead_of_a_contender() {
+    waiters_run_in_order_ahead_of_a_contender(0, true);
+}
+
+/// So do `notify_one` calls under one hold of the monitor: those made
+/// before the contender queues take the queue's end (the queue holds
+/// notified waiters only), the later ones go in behind the notified
+/// waiters, ahead of the contender.
+#[cfg(target_os = "linux")]
+#[test]
+fn notify_one_calls_queue_their_waiters_in_order_ahead_of_a_contender() {
+    waiters_run_in_order_ahead_of_a_contender(3, false);
+}
+
+/// Six threads wait on one monitor, one after the other. Its owner makes
+/// `ones_first` `notify_one` calls, lets a contender queue, then notifies
+/// the rest (`notify_all` if `then_all`, else one call each), and releases
+/// the monitor: the waiters run in the order they waited, then the
+/// contender.
+#[cfg(target_os = "linux")]
+fn waiters_run_in_order_ahead_of_a_contender(ones_first: usize, then_all: bool) {
     let _watchdog = Watchdog::arm(HANG);
     const N: usize = 6;
     let word = MultiUseWord::new();
@@ -354,15 +374,21 @@ fn notify_all_queues_its_waiters_in_order_ahead_of_a_contender() {
             });
         }
         let g = word.lock();
+        released.store(true, Relaxed);
+        for _ in 0..ones_first {
+            assert!(g.notify_one());
+        }
         s.spawn(|| {
             contender.publish();
             let _g = word.lock();
             order.lock().unwrap().push(N);
         });
         assert!(contender.wait_until_blocked(), "the contender queued");
-        released.store(true, Relaxed);
         let start = std::time::Instant::now();
-        assert_eq!(g.notify_all(), N);
+        match then_all {
+            true => assert_eq!(g.notify_all(), N - ones_first),
+            false => (ones_first..N).for_each(|_| assert!(g.notify_one())),
+        }
         start.elapsed()
     });
     let order = order.into_inner().unwrap();

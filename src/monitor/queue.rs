@@ -120,6 +120,13 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// a notified waiter stays notified and a contender passed over too long
 /// stays so.
 ///
+/// No record ahead of a notified waiter is a contender that is not passed
+/// over too long (each place that queues a notified waiter puts it behind
+/// such records only, and they stay so). So a queue whose last record is a
+/// notified waiter takes the next one at its end, with no walk: a loop of
+/// `notify_one` calls under one hold of the monitor, a semaphore releasing
+/// many permits, stays linear in the number of waiters.
+///
 /// # Safety
 /// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it,
 /// and no record before `after` is a contender that is not passed over too
@@ -129,23 +136,30 @@ pub(super) unsafe fn insert_notified(
     after: &'static LockRecord,
     record: &'static LockRecord,
 ) -> &'static LockRecord {
+    let skipped = |next: &LockRecord| {
+        // SAFETY: caller's contract: `next` is queued on a word whose
+        // meta-lock we hold.
+        unsafe { next.wait_state() == NOTIFIED || passed_over_too_long(next) }
+    };
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
         debug_assert_last(owner);
-        let mut prev = after;
-        while let Some(next) = prev.queue().as_ref() {
-            if next.wait_state() != NOTIFIED && !passed_over_too_long(next) {
-                note_overtaken(next);
-                break;
+        let last = match owner.queue().is_null() {
+            true => None,
+            false => Some(&*owner.last()),
+        };
+        let after = match last {
+            Some(last) if last.wait_state() == NOTIFIED => {
+                #[cfg(debug_assertions)]
+                assert!(
+                    queue_from(after).all(skipped),
+                    "a notified waiter was queued behind a contender"
+                );
+                last
             }
-            prev = next;
-        }
-        record.set_wait_state(NOTIFIED);
-        record.set_queue(prev.queue());
-        prev.set_queue(record as *const LockRecord as *mut LockRecord);
-        if record.queue().is_null() {
-            owner.set_last(record as *const LockRecord as *mut LockRecord);
-        }
+            _ => after,
+        };
+        insert_ahead(owner, after, record, skipped);
     }
     record
 }
@@ -164,13 +178,37 @@ pub(super) unsafe fn insert_notified(
 /// As for [`append_to_queue`]; `owner` heads the queue; `record` is in no
 /// queue and is passed over too long.
 pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
+    let skipped = |next: &LockRecord| {
+        // SAFETY: caller's contract: `next` is queued on a word whose
+        // meta-lock we hold.
+        unsafe { passed_over_too_long(next) }
+    };
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
         debug_assert!(passed_over_too_long(record));
         debug_assert_last(owner);
-        let mut prev = owner;
+        insert_ahead(owner, owner, record, skipped);
+    }
+}
+
+/// Links `record` into the queue headed by `owner` as a notified waiter,
+/// behind `after` and the records after it that `skipped` passes; the
+/// contender it then stands ahead of counts that as being passed over.
+///
+/// # Safety
+/// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it;
+/// `record` is in no queue.
+unsafe fn insert_ahead(
+    owner: &LockRecord,
+    after: &LockRecord,
+    record: &LockRecord,
+    skipped: impl Fn(&LockRecord) -> bool,
+) {
+    // SAFETY: caller's contract; queued records live forever.
+    unsafe {
+        let mut prev = after;
         while let Some(next) = prev.queue().as_ref() {
-            if !passed_over_too_long(next) {
+            if !skipped(next) {
                 if next.wait_state() != NOTIFIED {
                     note_overtaken(next);
                 }
@@ -185,6 +223,17 @@ pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
             owner.set_last(record as *const LockRecord as *mut LockRecord);
         }
     }
+}
+
+/// The records queued behind `record`, in order (debug checks only).
+///
+/// # Safety
+/// As for [`append_to_queue`]; `record` is in a queue of that object.
+#[cfg(debug_assertions)]
+unsafe fn queue_from(record: &LockRecord) -> impl Iterator<Item = &LockRecord> {
+    // SAFETY: caller's contract; queued records live forever.
+    let next = |record: &LockRecord| unsafe { record.queue().as_ref() };
+    core::iter::successors(next(record), move |record| next(record))
 }
 
 /// Counts, for a contender that a notified waiter overtakes, one more time
