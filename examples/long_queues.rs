@@ -6,6 +6,8 @@
 //!   the last return, and how long the `notify_all` call itself held the
 //!   monitor (`Synchronized` + `wait_while` against `parking_lot::Mutex` +
 //!   `Condvar`);
+//! - `notify_one` herd: the same, but each round is W `notify_one` calls
+//!   under one hold of the monitor (a semaphore releasing W permits);
 //! - deep queue: T threads each lock one monitor R times and hold it for
 //!   20 µs, so that nearly all of them sleep in its queue at once;
 //! - many monitors: T threads each wait on a monitor of their own, and one
@@ -13,12 +15,12 @@
 //!   mean time of a `notify_one` call, which finds its waiter among the
 //!   others that share its stripe of the wait table.
 //!
-//! The first two once walked the queue for every thread that joined it,
-//! under the meta-lock (time quadratic in the queue's length); the third
-//! walked past more waiters of other monitors while the table had fewer
-//! stripes. Medians of 5 rounds (the third: of 3); run `cargo run --release
-//! --example long_queues` (about 30 s), or pass the number of threads:
-//! `-- 3000`.
+//! The herds and the deep queue once walked the queue for every thread that
+//! joined it, under the meta-lock (time quadratic in the queue's length);
+//! many monitors walked past more waiters of other monitors while the table
+//! had fewer stripes. Medians of 5 rounds (many monitors: of 3); run `cargo
+//! run --release --example long_queues` (about 30 s), or pass the number of
+//! threads: `-- 3000`.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, mpsc};
@@ -43,9 +45,9 @@ trait Herd: Send + Sync + 'static {
     /// Locks and unlocks: returns once a waiter that counted itself under
     /// the monitor has released it in its wait.
     fn lock_and_unlock(&self);
-    /// Starts `round` with a `notify_all`, or a `notify_one` if not `all`;
-    /// returns how long the notify call took.
-    fn start_round(&self, round: u64, all: bool) -> Duration;
+    /// Starts `round` with a `notify_all`, or if not `all` with `ones`
+    /// calls of `notify_one`; returns how long the notify calls took.
+    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration;
 }
 
 impl Herd for Synchronized<u64> {
@@ -61,14 +63,16 @@ impl Herd for Synchronized<u64> {
         waiting.fetch_add(1, SeqCst);
         guard.wait_while(|current| *current < round);
     }
-    fn start_round(&self, round: u64, all: bool) -> Duration {
+    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration {
         let mut guard = self.lock();
         *guard = round;
         let start = Instant::now();
         if all {
             guard.notify_all();
         } else {
-            guard.notify_one();
+            for _ in 0..ones {
+                guard.notify_one();
+            }
         }
         start.elapsed()
     }
@@ -89,21 +93,25 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
             self.1.wait(&mut guard);
         }
     }
-    fn start_round(&self, round: u64, all: bool) -> Duration {
+    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration {
         let mut guard = self.0.lock();
         *guard = round;
         let start = Instant::now();
         if all {
             self.1.notify_all();
         } else {
-            self.1.notify_one();
+            for _ in 0..ones {
+                self.1.notify_one();
+            }
         }
         start.elapsed()
     }
 }
 
-/// Median times of the herd's rounds: (notify to last return, notify call).
-fn herd<H: Herd>(waiters: usize) -> (Duration, Duration) {
+/// Median times of the herd's rounds: (notify to last return, notify
+/// calls). Each round is one `notify_all`, or if not `all` one `notify_one`
+/// per waiter.
+fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration) {
     let lock = Arc::new(H::new());
     let waiting = Arc::new(AtomicUsize::new(0));
     let returned = Arc::new(AtomicUsize::new(0));
@@ -130,7 +138,7 @@ fn herd<H: Herd>(waiters: usize) -> (Duration, Duration) {
             thread::sleep(Duration::from_millis(1));
         }
         let start = Instant::now();
-        notify.push(lock.start_round(round as u64, true));
+        notify.push(lock.start_round(round as u64, all, waiters));
         rx.recv().unwrap();
         total.push(start.elapsed());
     }
@@ -190,7 +198,7 @@ fn many_monitors<H: Herd>(threads: usize) -> Duration {
     let notify: Duration = locks
         .iter()
         .rev()
-        .map(|lock| lock.start_round(1, false))
+        .map(|lock| lock.start_round(1, false, 1))
         .sum();
     for waiter in waiters {
         waiter.join().unwrap();
@@ -216,25 +224,26 @@ fn main() {
         measure::cpu_model(),
         thread::available_parallelism().map_or(0, usize::from)
     );
-    let (ml, ml_notify) = herd::<Synchronized<u64>>(threads);
-    let (pl, pl_notify) = herd::<(parking_lot::Mutex<u64>, parking_lot::Condvar)>(threads);
-    println!(
-        "notify_all herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; notify_all call {:.3} / {:.3} ms",
-        ms(ml),
-        <Synchronized<u64> as Herd>::NAME,
-        ms(pl),
-        <(parking_lot::Mutex<u64>, parking_lot::Condvar) as Herd>::NAME,
-        ml.as_secs_f64() / pl.as_secs_f64(),
-        ms(ml_notify),
-        ms(pl_notify)
-    );
+    type ParkingLot = (parking_lot::Mutex<u64>, parking_lot::Condvar);
+    for (all, call) in [(true, "notify_all call"), (false, "notify_one calls")] {
+        let (ml, ml_notify) = herd::<Synchronized<u64>>(threads, all);
+        let (pl, pl_notify) = herd::<ParkingLot>(threads, all);
+        println!(
+            "{} herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; {call} {:.3} / {:.3} ms",
+            if all { "notify_all" } else { "notify_one" },
+            ms(ml),
+            <Synchronized<u64> as Herd>::NAME,
+            ms(pl),
+            <ParkingLot as Herd>::NAME,
+            ml.as_secs_f64() / pl.as_secs_f64(),
+            ms(ml_notify),
+            ms(pl_notify)
+        );
+    }
     let (mut ml, mut pl) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         ml.push(many_monitors::<Synchronized<u64>>(threads));
-        pl.push(many_monitors::<(
-            parking_lot::Mutex<u64>,
-            parking_lot::Condvar,
-        )>(threads));
+        pl.push(many_monitors::<ParkingLot>(threads));
     }
     let (ml, pl) = (median(ml), median(pl));
     println!(
