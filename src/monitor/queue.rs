@@ -120,12 +120,16 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// a notified waiter stays notified and a contender passed over too long
 /// stays so.
 ///
-/// No record ahead of a notified waiter is a contender that is not passed
-/// over too long (each place that queues a notified waiter puts it behind
-/// such records only, and they stay so). So a queue whose last record is a
-/// notified waiter takes the next one at its end, with no walk: a loop of
-/// `notify_one` calls under one hold of the monitor, a semaphore releasing
-/// many permits, stays linear in the number of waiters.
+/// Every record ahead of a notified waiter is notified too or passed over
+/// too long: a contender joins at the tail, a notified waiter goes in
+/// behind such records only (the waiter that a notify puts ahead of a free
+/// monitor's queue leaves it under the same meta-lock), and a queued record
+/// stays so (`passed_over` only grows there, and the platform's clock is
+/// monotonic). So a queue whose last record is a notified waiter takes the
+/// next one at its end, with no walk: a loop of `notify_one` calls under one
+/// hold of the monitor (a semaphore releasing many permits) walks nothing
+/// while no contender is queued. With one at the tail, each call still walks
+/// past the notified waiters ahead of it.
 ///
 /// # Safety
 /// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it,
@@ -141,7 +145,9 @@ pub(super) unsafe fn insert_notified(
         // meta-lock we hold.
         unsafe { next.wait_state() == NOTIFIED || passed_over_too_long(next) }
     };
-    // SAFETY: caller's contract; queued records live forever.
+    // SAFETY: caller's contract; queued records live forever, and `owner`,
+    // heading a queue that is not empty, knows its last record (the
+    // record's invariant).
     unsafe {
         debug_assert_last(owner);
         let last = match owner.queue().is_null() {
@@ -228,7 +234,8 @@ unsafe fn insert_ahead(
 /// The records queued behind `record`, in order (debug checks only).
 ///
 /// # Safety
-/// As for [`append_to_queue`]; `record` is in a queue of that object.
+/// As for [`append_to_queue`], for as long as the iterator is used;
+/// `record` is in a queue of that object.
 #[cfg(debug_assertions)]
 unsafe fn queue_from(record: &LockRecord) -> impl Iterator<Item = &LockRecord> {
     // SAFETY: caller's contract; queued records live forever.
