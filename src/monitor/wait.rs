@@ -8,8 +8,9 @@
 //! the waiter is then one of the threads waiting to enter, and the exit that
 //! reaches it invites it to re-contend; if it loses to a thread that barged
 //! in, it goes back first (`requeue_first`) and the exit that finds it first
-//! hands it the monitor, so a notified waiter blocks again at most once. A waiter whose time runs out first takes its record out of
-//! the wait table and enters like any contender.
+//! hands it the monitor, so a notified waiter blocks again at most once. A
+//! waiter whose time runs out first takes its record out of the wait table
+//! and enters like any contender.
 
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
