@@ -123,15 +123,15 @@ impl MultiUseWord {
 /// (`unlock_fair`) or the monitor is (its displaced payload carries the
 /// `FAIR` bit).
 ///
-/// Every such exit invites, even while a thread invited by an earlier one
-/// is still waking. A bit in the word that kept the rest of the queue
-/// asleep until that thread came back was tried: a `notify_all` herd of
-/// 1,000 waiters that each wait again at once (`examples/long_queues.rs`)
-/// took about 4 times as long (the median of six runs' medians, 31 against
-/// 7.3 ms), its median step from one waiter's return to the next 23-34 µs
-/// instead of 3-7 µs, on a 2-vCPU KVM guest where a thread woken onto an
-/// idle vCPU waited 40-50 µs to run. Two threads on their way
-/// overlap those waits; one at a time pays each in full.
+/// Every such exit invites, even while a thread invited by an earlier one is
+/// still waking. A bit in the word that kept the rest of the queue asleep until
+/// that thread came back was tried: a `notify_all` herd of 1,000 waiters that
+/// each wait again at once (`examples/long_queues.rs`'s, in a probe that also
+/// stamped every return) took about 4 times as long (the median of six runs'
+/// medians, 31 against 7.3 ms), its median step from one waiter's return to the
+/// next 23-34 µs instead of 3-7 µs, on a 2-vCPU KVM guest where a thread woken
+/// onto an idle vCPU waited 40-50 µs to run. Two threads on their way overlap
+/// those waits; one at a time pays each in full.
 ///
 /// # Safety
 /// `held` is the meta-lock of the word whose queue `queue` is.
