@@ -156,9 +156,12 @@ pub(super) unsafe fn insert_notified(
         };
         let after = match last {
             Some(last) if last.wait_state() == NOTIFIED => {
+                // From the owner, so that the whole claim is checked, not
+                // only the part past `after` (the same notify walked the
+                // rest); `debug_assert_last` has just walked it all anyway.
                 #[cfg(debug_assertions)]
                 assert!(
-                    queue_from(after).all(skipped),
+                    queue_from(owner).all(skipped),
                     "a notified waiter was queued behind a contender"
                 );
                 last
