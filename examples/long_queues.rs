@@ -3,9 +3,11 @@
 //! - `notify_all` herd: W threads wait on one monitor; each round one
 //!   `notify_all` wakes them all, and every one returns from its wait and
 //!   waits again for the next round. Printed: the time from the notify to
-//!   the last return, and how long the `notify_all` call itself held the
-//!   monitor (`Synchronized` + `wait_while` against `parking_lot::Mutex` +
-//!   `Condvar`);
+//!   the last return, the median step between two returns next to each
+//!   other in time (it tells a herd that runs steadily from one whose steps
+//!   are short but stalled for long), and how long the `notify_all` call
+//!   itself held the monitor (`Synchronized` + `wait_while` against
+//!   `parking_lot::Mutex` + `Condvar`);
 //! - `notify_one` herd: the same, but each round is W `notify_one` calls
 //!   under one hold of the monitor (a semaphore releasing W permits);
 //! - deep queue: T threads each lock one monitor R times and hold it for
@@ -108,10 +110,10 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
     }
 }
 
-/// Median times of the herd's rounds: (notify to last return, notify
-/// calls). Each round is one `notify_all`, or if not `all` one `notify_one`
-/// per waiter.
-fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration) {
+/// Medians over the herd's rounds: (notify to last return, notify calls,
+/// step between two returns next to each other in time). Each round is one
+/// `notify_all`, or if not `all` one `notify_one` per waiter.
+fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration, Duration) {
     let lock = Arc::new(H::new());
     let waiting = Arc::new(AtomicUsize::new(0));
     let returned = Arc::new(AtomicUsize::new(0));
@@ -121,12 +123,17 @@ fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration) {
             let (lock, waiting, returned) = (lock.clone(), waiting.clone(), returned.clone());
             let all_back = all_back.clone();
             thread::spawn(move || {
+                // Each thread keeps its own stamps: a shared log would be
+                // one more lock in the herd.
+                let mut returns = Vec::with_capacity(ROUNDS);
                 for round in 1..=ROUNDS {
                     lock.wait_for_round(round as u64, &waiting);
+                    returns.push(Instant::now());
                     if returned.fetch_add(1, SeqCst) + 1 == waiters * round {
                         all_back.send(()).unwrap();
                     }
                 }
+                returns
             })
         })
         .collect();
@@ -142,10 +149,23 @@ fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration) {
         rx.recv().unwrap();
         total.push(start.elapsed());
     }
+    let mut rounds: Vec<Vec<Instant>> = (0..ROUNDS).map(|_| Vec::with_capacity(waiters)).collect();
     for thread in threads {
-        thread.join().unwrap();
+        for (round, at) in rounds.iter_mut().zip(thread.join().unwrap()) {
+            round.push(at);
+        }
     }
-    (median(total), median(notify))
+    let steps = rounds
+        .iter_mut()
+        .flat_map(|round| {
+            round.sort();
+            round
+                .windows(2)
+                .map(|pair| pair[1] - pair[0])
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    (median(total), median(notify), median(steps))
 }
 
 /// Time for `threads` threads to run `locked` `rounds` times each, from
@@ -226,16 +246,18 @@ fn main() {
     );
     type ParkingLot = (parking_lot::Mutex<u64>, parking_lot::Condvar);
     for (all, call) in [(true, "notify_all call"), (false, "notify_one calls")] {
-        let (ml, ml_notify) = herd::<Synchronized<u64>>(threads, all);
-        let (pl, pl_notify) = herd::<ParkingLot>(threads, all);
+        let (ml, ml_notify, ml_step) = herd::<Synchronized<u64>>(threads, all);
+        let (pl, pl_notify, pl_step) = herd::<ParkingLot>(threads, all);
         println!(
-            "{} herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; {call} {:.3} / {:.3} ms",
+            "{} herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; median step {:.1} / {:.1} µs; {call} {:.3} / {:.3} ms",
             if all { "notify_all" } else { "notify_one" },
             ms(ml),
             <Synchronized<u64> as Herd>::NAME,
             ms(pl),
             <ParkingLot as Herd>::NAME,
             ml.as_secs_f64() / pl.as_secs_f64(),
+            ml_step.as_secs_f64() * 1e6,
+            pl_step.as_secs_f64() * 1e6,
             ms(ml_notify),
             ms(pl_notify)
         );
