@@ -169,28 +169,39 @@ fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration, Duration) {
 }
 
 /// Time for `threads` threads to run `locked` `rounds` times each, from
-/// when all have started; `locked` calls the work it is given (20 µs) with
-/// the monitor held.
+/// when the first of them started; `locked` calls the work it is given
+/// (20 µs) with the monitor held.
 fn deep_queue(threads: usize, rounds: usize, locked: impl Fn(&dyn Fn()) + Sync) -> Duration {
     let hold = || {
         let entered = Instant::now();
         while entered.elapsed() < Duration::from_micros(20) {}
     };
-    let start = Barrier::new(threads + 1);
-    thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                start.wait();
-                for _ in 0..rounds {
-                    locked(&hold);
-                }
-            });
-        }
-        start.wait();
-        // The scope joins the threads before it returns.
-        Instant::now()
-    })
-    .elapsed()
+    let start = Barrier::new(threads);
+    let spans: Vec<(Instant, Instant)> = thread::scope(|s| {
+        let threads: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    let began = Instant::now();
+                    for _ in 0..rounds {
+                        locked(&hold);
+                    }
+                    (began, Instant::now())
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().unwrap())
+            .collect()
+    });
+    // From the first thread past the barrier to the last one done: a clock
+    // read by a coordinating thread would start when the scheduler got to
+    // it among all the threads the barrier released, often tens of
+    // milliseconds late.
+    let first = spans.iter().map(|span| span.0).min().unwrap();
+    let last = spans.iter().map(|span| span.1).max().unwrap();
+    last - first
 }
 
 /// Mean time of a `notify_one` call when `threads` threads each wait on a
