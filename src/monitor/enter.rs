@@ -5,7 +5,7 @@ use core::ptr;
 
 #[cfg(not(metalock_swap_only))]
 use super::profile::Profile;
-use super::queue::{append_to_queue, requeue_first};
+use super::queue::{append_to_queue, requeue_first, requeue_invited};
 use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
@@ -401,7 +401,7 @@ impl MultiUseWord {
                         });
                         count!(ee, wake_to_block);
                         hooks::fire(hooks::HandoffEvent::ContenderPassedOver);
-                        append_to_queue(owner, record);
+                        requeue_invited(owner, record);
                     }
                     Entry::Notified => {
                         // A notified waiter that lost once goes back to its

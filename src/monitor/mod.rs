@@ -29,7 +29,8 @@
 //! instead of all going through the meta-lock behind a thread that is not
 //! running yet (with the paper's order, a queue that formed once under
 //! contention tended to stay, and every operation paid for the meta-lock). The
-//! invited thread re-contends like a newcomer and queues again if it loses.
+//! invited thread re-contends like a newcomer and, if it loses, goes back to
+//! its place, first among the contenders (behind the notified waiters).
 //! Renouncement alone lets a thread lose again and again (starve) while others
 //! barge in through the extra-fast path, so a thread that was invited and lost
 //! counts its losses and notes since when; the exit that invites it after a
@@ -102,11 +103,13 @@ pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", met
 
 /// How long after its first loss an invited thread may keep losing the
 /// monitor to others before an exit hands the monitor to it instead of
-/// releasing it: the bound on starvation (plus the trips to the head of
-/// the queue), traded against the throughput that a hand-over to a thread
-/// that is not running yet costs. parking_lot's trade differs: a timer per
-/// bucket (0-1 ms) makes the next unlock after it runs out hand over to
-/// whichever thread is first.
+/// releasing it: the bound on starvation (plus its wait behind the
+/// threads queued ahead of it), traded against the throughput that a
+/// hand-over to a thread that is not running yet costs. A thread that loses
+/// stays first among the contenders, so the timer that runs is the first
+/// contender's, close to parking_lot's trade: a timer per bucket (0-1 ms)
+/// makes the next unlock after it runs out hand over to whichever thread
+/// is first.
 const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The panic message of a non-reentrant enter by the owner.
