@@ -3,7 +3,8 @@
 //! with two and three threads, timed enters that give up (each way one
 //! settles is reached), wait and notify without lost wake-ups, a timed wait
 //! racing a notification, a notified waiter that loses once and is handed
-//! the monitor next, eventual fairness and fair releases, and a timed
+//! the monitor next, a contender that loses going back behind a notified
+//! waiter, eventual fairness and fair releases, and a timed
 //! interruptible wait racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
 //!
@@ -709,6 +710,45 @@ fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
     let lost = events().notified_lost - before.notified_lost;
     println!("a_notified_waiter_that_loses_is_handed_the_monitor_next: lost in {lost} executions");
     assert!(lost > 0, "no execution had the notified waiter lose");
+}
+
+/// A contender that an exit invited and that lost the monitor goes back to
+/// its place, first among the contenders but behind a waiter notified
+/// since: the main thread releases and re-enters (inviting the contender,
+/// which may still be on its way), then notifies the waiter. Asserts mutual
+/// exclusion and, with debug assertions, the queue's invariants throughout
+/// (a notified waiter never behind a contender), and that some execution
+/// had the contender go back behind the notified waiter.
+#[test]
+fn a_contender_that_lost_goes_back_behind_a_notified_waiter() {
+    let before = events();
+    explore(
+        "a_contender_that_lost_goes_back_behind_a_notified_waiter",
+        at_least(three_threads(), 3),
+        || {
+            let shared = Shared::new();
+            let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
+            let contender = spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            });
+            drop(shared.word.lock());
+            {
+                let g = shared.word.lock();
+                shared.set_flag(&g);
+                g.notify_one();
+            }
+            waiter.join().unwrap();
+            contender.join().unwrap();
+            shared.check_final(2);
+        },
+    );
+    let behind = events().requeued_behind - before.requeued_behind;
+    println!("a_contender_that_lost_goes_back_behind_a_notified_waiter: {behind} executions");
+    assert!(
+        behind > 0,
+        "no contender that lost went back behind a notified waiter"
+    );
 }
 
 /// A timed interruptible wait races a notify, an interrupt and its own

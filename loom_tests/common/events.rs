@@ -23,6 +23,9 @@ pub struct Events {
     pub notified_lost: usize,
     /// Invited contenders that lost the monitor (`ContenderPassedOver`).
     pub passed_over: usize,
+    /// Invited contenders that lost and went back behind records queued
+    /// ahead of the contenders since (`ContenderRequeuedBehind`).
+    pub requeued_behind: usize,
     /// Waiters a notify put ahead of the queue of a free monitor
     /// (`NotifiedAheadOfQueue`).
     pub notified_ahead: usize,
@@ -73,6 +76,7 @@ pub fn events() -> Events {
         static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
+        static REQUEUED_BEHIND: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
     }
@@ -81,6 +85,7 @@ pub fn events() -> Events {
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
+            HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
@@ -100,6 +105,7 @@ pub fn events() -> Events {
         handed_over: HANDED_OVER.with(Cell::get),
         notified_lost: NOTIFIED_LOST.with(Cell::get),
         passed_over: PASSED_OVER.with(Cell::get),
+        requeued_behind: REQUEUED_BEHIND.with(Cell::get),
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
     }

@@ -22,6 +22,10 @@ pub enum HandoffEvent {
     /// A notified waiter that an exit invited lost the monitor to another
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
+    /// A contender that lost the monitor after an invitation went back to
+    /// its place behind records queued ahead of the contenders since it was
+    /// invited (notified waiters, or records passed over too long).
+    ContenderRequeuedBehind,
     /// A notify found the monitor free with threads still queued to enter
     /// (an invited thread not yet back), put the waiter it moved ahead of
     /// them, and invited it at once.

@@ -5,6 +5,7 @@
 use super::{FAIR_AFTER, locked_bits};
 use crate::lock_record::record_of;
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, NOT_WAITING, NOTIFIED, PassedOver};
+use crate::meta_lock::hooks;
 use crate::sys;
 use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
 
@@ -228,6 +229,9 @@ pub(super) unsafe fn requeue_invited(owner: &LockRecord, record: &LockRecord) {
     unsafe {
         debug_assert_last(owner);
         let prev = end_of_run(owner, skipped);
+        if !core::ptr::eq(prev, owner) {
+            hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehind);
+        }
         link_behind(owner, prev, record);
     }
 }
