@@ -1,7 +1,9 @@
 //! Eventual fairness: a thread that an exit invited to re-contend, and that
 //! then lost the monitor to another thread, is handed the monitor by an exit
 //! once it has lost twice and the first loss is older than the crate's
-//! bound (half a millisecond), instead of re-contending forever.
+//! bound (half a millisecond), instead of re-contending forever. Until
+//! then it keeps its place in the queue, ahead of the threads that queued
+//! after it.
 //!
 //! `unlock_fair`, and every release of a fair monitor, hand the monitor to
 //! the first queued thread.
@@ -125,6 +127,70 @@ fn a_contender_passed_over_too_long_is_handed_the_monitor() {
         return;
     }
     panic!("in 100 rounds the contender was never passed over twice");
+}
+
+/// Spawns a thread that locks `word` and notes `name` in `order` once it
+/// holds it; returns once the thread sleeps in the monitor's queue.
+#[cfg(target_os = "linux")]
+fn queue_contender(
+    word: &Arc<MultiUseWord>,
+    order: &Arc<Mutex<Vec<&'static str>>>,
+    name: &'static str,
+) -> thread::JoinHandle<()> {
+    let tid = Arc::new(Tid::default());
+    let thread = {
+        let (word, order, tid) = (Arc::clone(word), Arc::clone(order), Arc::clone(&tid));
+        thread::spawn(move || {
+            tid.publish();
+            let _guard = word.lock();
+            order.lock().unwrap().push(name);
+        })
+    };
+    assert!(tid.wait_until_blocked(), "{name} ended before it queued");
+    thread
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_contender_that_lost_keeps_its_place_ahead_of_later_ones() {
+    let _serial = serial();
+    let _watchdog = Watchdog::arm(Duration::from_secs(60));
+    let _counting = Counting::start();
+    let word = Arc::new(MultiUseWord::with_payload(5));
+    // Each round: two contenders queue behind us; we release and at once
+    // re-enter, so that the first, invited and still waking up, loses and
+    // queues again. Should it win instead (we were descheduled in between),
+    // the next round starts afresh.
+    for _round in 0..100 {
+        let guard = word.lock();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let first = queue_contender(&word, &order, "first");
+        let second = queue_contender(&word, &order, "second");
+        let passed_over_before = PASSED_OVER.load(SeqCst);
+        drop(guard);
+        let guard = word.lock();
+        if !order.lock().unwrap().is_empty() {
+            drop(guard);
+            first.join().unwrap();
+            second.join().unwrap();
+            continue;
+        }
+        // The first was invited and cannot win while we hold the monitor:
+        // wait until it has queued again (the hook fires under the
+        // meta-lock that our release takes next, so it is linked by then).
+        while PASSED_OVER.load(SeqCst) == passed_over_before {
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(PASSED_OVER.load(SeqCst), passed_over_before + 1);
+        // Passed over once only: this release invites the first queued
+        // thread, which must be the one that lost, not the one behind it.
+        drop(guard);
+        first.join().unwrap();
+        second.join().unwrap();
+        assert_eq!(*order.lock().unwrap(), ["first", "second"]);
+        return;
+    }
+    panic!("in 100 rounds the first contender never lost once");
 }
 
 /// Locks `word`, waits until a contender has queued behind and sleeps, then
