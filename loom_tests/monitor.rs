@@ -716,9 +716,11 @@ fn a_notified_waiter_that_loses_is_handed_the_monitor_next() {
 /// its place, first among the contenders but behind a waiter notified
 /// since: the main thread releases and re-enters (inviting the contender,
 /// which may still be on its way), then notifies the waiter. Asserts mutual
-/// exclusion and, with debug assertions, the queue's invariants throughout
-/// (a notified waiter never behind a contender), and that some execution
-/// had the contender go back behind the notified waiter.
+/// exclusion and, with debug assertions, the queue's invariants at every
+/// change of the queue (the contender's return checks that no notified
+/// waiter is behind it), and that some execution had the contender go back
+/// behind a record it does not pass (here the notified waiter: the
+/// contender is the only thread that can lose after an invitation).
 #[test]
 fn a_contender_that_lost_goes_back_behind_a_notified_waiter() {
     let before = events();
@@ -744,7 +746,7 @@ fn a_contender_that_lost_goes_back_behind_a_notified_waiter() {
         },
     );
     let behind = events().requeued_behind - before.requeued_behind;
-    println!("a_contender_that_lost_goes_back_behind_a_notified_waiter: {behind} executions");
+    println!("a_contender_that_lost_goes_back_behind_a_notified_waiter: went back behind {behind} times");
     assert!(
         behind > 0,
         "no contender that lost went back behind a notified waiter"

@@ -23,8 +23,8 @@ pub struct Events {
     pub notified_lost: usize,
     /// Invited contenders that lost the monitor (`ContenderPassedOver`).
     pub passed_over: usize,
-    /// Invited contenders that lost and went back behind records queued
-    /// ahead of the contenders since (`ContenderRequeuedBehind`).
+    /// Invited contenders that lost and went back behind records they do
+    /// not pass (`ContenderRequeuedBehind`).
     pub requeued_behind: usize,
     /// Waiters a notify put ahead of the queue of a free monitor
     /// (`NotifiedAheadOfQueue`).

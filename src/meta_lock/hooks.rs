@@ -23,8 +23,8 @@ pub enum HandoffEvent {
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
     /// A contender that lost the monitor after an invitation went back to
-    /// its place behind records queued ahead of the contenders since it was
-    /// invited (notified waiters, or records passed over too long).
+    /// its place behind records it does not pass (notified waiters, records
+    /// passed over too long, contenders that lost before it did).
     ContenderRequeuedBehind,
     /// A notify found the monitor free with threads still queued to enter
     /// (an invited thread not yet back), put the waiter it moved ahead of

@@ -106,10 +106,10 @@ pub(crate) const EXTRA_FAST: bool = cfg!(not(any(feature = "meta-lock-only", met
 /// releasing it: the bound on starvation (plus its wait behind the
 /// threads queued ahead of it), traded against the throughput that a
 /// hand-over to a thread that is not running yet costs. A thread that loses
-/// stays first among the contenders, so the timer that runs is the first
-/// contender's, close to parking_lot's trade: a timer per bucket (0-1 ms)
-/// makes the next unlock after it runs out hand over to whichever thread
-/// is first.
+/// goes back to the front of the contenders (`queue::requeue_invited`), so
+/// the losses that count are the first contender's, close to parking_lot's
+/// trade: a timer per bucket (0-1 ms) makes the next unlock after it runs
+/// out hand over to whichever thread is first.
 const FAIR_AFTER: Duration = Duration::from_micros(500);
 
 /// The panic message of a non-reentrant enter by the owner.

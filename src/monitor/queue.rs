@@ -122,15 +122,16 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// stays so.
 ///
 /// Every record ahead of a notified waiter is notified too or passed over
-/// too long: a contender joins at the tail, a notified waiter goes in
-/// behind such records only (the waiter that a notify puts ahead of a free
-/// monitor's queue leaves it under the same meta-lock), and a queued record
-/// stays so (`passed_over` only grows there, and the platform's clock is
-/// monotonic). So a queue whose last record is a notified waiter takes the
-/// next one at its end, with no walk: a loop of `notify_one` calls under one
-/// hold of the monitor (a semaphore releasing many permits) walks nothing
-/// while no contender is queued. With one at the tail, each call still walks
-/// past the notified waiters ahead of it.
+/// too long: a contender joins at the tail, or, one that lost after an
+/// invitation, behind such records at least (`requeue_invited`), a notified
+/// waiter goes in behind such records only (the waiter that a notify puts
+/// ahead of a free monitor's queue leaves it under the same meta-lock), and
+/// a queued record stays so (`passed_over` only grows there, and the
+/// platform's clock is monotonic). So a queue whose last record is a
+/// notified waiter takes the next one at its end, with no walk: a loop of
+/// `notify_one` calls under one hold of the monitor (a semaphore releasing
+/// many permits) walks nothing while no contender is queued. With one at
+/// the tail, each call still walks past the notified waiters ahead of it.
 ///
 /// # Safety
 /// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it,
@@ -202,28 +203,39 @@ pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
 }
 
 /// Queues `record`, a contender that an exit invited and that then lost the
-/// monitor to a thread that barged in, back at its place: first among the
-/// contenders, behind the notified waiters and the records passed over too
-/// long. At the tail it would lose a whole trip through the queue per loss,
-/// and in a queue that takes longer than `FAIR_AFTER` to go round, every
-/// such thread would be passed over too long by its second loss: a fifth of
-/// the acquisitions of a thousand threads each taking one monitor ten
-/// times for 20 µs were hand-overs, against one in twenty-five now (the
-/// time taken did not change: there nearly every acquisition blocks, with
-/// parking_lot's too). At the head, one thread's losses count at a time, as
-/// one timer per lock does in parking_lot. The walk passes only the records
-/// queued ahead of contenders: none when the thread was invited (it was
-/// first), so only those a notify queued since, or that were passed over
-/// too long meanwhile.
+/// monitor to a thread that barged in, back at its place: behind the
+/// notified waiters, the records passed over too long and the contenders
+/// that lost before it did (an older claim: two threads invited by
+/// successive exits may come back in either order), ahead of the others.
+/// At the tail it would lose a whole trip through the queue per loss, and
+/// in a queue that takes longer than `FAIR_AFTER` to go round, every such
+/// thread would be passed over too long by its second loss: a fifth of the
+/// acquisitions of a thousand threads each taking one monitor ten times for
+/// 20 µs were hand-overs, against one in twenty-five now (the time taken
+/// did not change: there nearly every acquisition blocks, with
+/// parking_lot's too). At the front, the losses that count are the first
+/// contender's, close to parking_lot's one timer per bucket of locks. The
+/// walk passes only the records named above: none when the thread was
+/// invited (it was first), so only those a notify queued since, those
+/// passed over too long meanwhile, and the few invited with it.
 ///
 /// # Safety
 /// As for [`append_to_queue`]; `owner` heads the queue; `record` is in no
-/// queue.
+/// queue, is not a notified waiter, and has its first loss noted.
 pub(super) unsafe fn requeue_invited(owner: &LockRecord, record: &LockRecord) {
+    // SAFETY: caller's contract (the record is ours and in no queue).
+    let since = unsafe { record.passed_over().since };
     let skipped = |next: &LockRecord| {
         // SAFETY: caller's contract: `next` is queued on a word whose
         // meta-lock we hold.
-        unsafe { next.wait_state() == NOTIFIED || passed_over_too_long(next) }
+        unsafe {
+            next.wait_state() == NOTIFIED
+                || passed_over_too_long(next)
+                || next
+                    .passed_over()
+                    .since
+                    .is_some_and(|first| Some(first) <= since)
+        }
     };
     // SAFETY: caller's contract; queued records live forever.
     unsafe {
@@ -233,6 +245,11 @@ pub(super) unsafe fn requeue_invited(owner: &LockRecord, record: &LockRecord) {
             hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehind);
         }
         link_behind(owner, prev, record);
+        #[cfg(debug_assertions)]
+        assert!(
+            queue_from(record).all(|next| next.wait_state() != NOTIFIED),
+            "a contender went back ahead of a notified waiter"
+        );
     }
 }
 
