@@ -746,7 +746,9 @@ fn a_contender_that_lost_goes_back_behind_a_notified_waiter() {
         },
     );
     let behind = events().requeued_behind - before.requeued_behind;
-    println!("a_contender_that_lost_goes_back_behind_a_notified_waiter: went back behind {behind} times");
+    println!(
+        "a_contender_that_lost_goes_back_behind_a_notified_waiter: went back behind {behind} times"
+    );
     assert!(
         behind > 0,
         "no contender that lost went back behind a notified waiter"
