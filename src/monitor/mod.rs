@@ -30,7 +30,7 @@
 //! running yet (with the paper's order, a queue that formed once under
 //! contention tended to stay, and every operation paid for the meta-lock). The
 //! invited thread re-contends like a newcomer and, if it loses, goes back to
-//! its place, first among the contenders (behind the notified waiters).
+//! its place at the front of the contenders (`queue::requeue_invited`).
 //! Renouncement alone lets a thread lose again and again (starve) while others
 //! barge in through the extra-fast path, so a thread that was invited and lost
 //! counts its losses and notes since when; the exit that invites it after a
