@@ -19,8 +19,6 @@ pub trait Futex {
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>);
     /// Wakes one thread blocked in `wait` on `word`, if there is one.
     fn wake_one(&self, word: &AtomicU32);
-    /// Wakes every thread blocked in `wait` on `word`.
-    fn wake_all(&self, word: &AtomicU32);
     /// Whether `deadline` has passed.
     fn passed(&self, deadline: Instant) -> bool;
 }
@@ -40,11 +38,6 @@ impl Futex for PlatformFutex {
     #[inline]
     fn wake_one(&self, word: &AtomicU32) {
         crate::sys::get().wake_one(word);
-    }
-
-    #[inline]
-    fn wake_all(&self, word: &AtomicU32) {
-        crate::sys::get().wake(word);
     }
 
     #[inline]
@@ -86,16 +79,17 @@ mod model {
     ///
     /// Invariant: `queue` holds, in arrival order, the address and ticket of
     /// every untimed `wait` that found its word at `expected` and has not
-    /// been woken; a wake takes entries out and wakes every waiter, and
-    /// each returns once its ticket is gone. The word is checked again and
-    /// the entry made under the lock that every wake takes, so a wake that
-    /// follows a change of the word reaches every waiter that saw the old
-    /// value, as a kernel futex's does. What the contract allows besides is
-    /// explored too: a wait first reads the word with no ordering and may
-    /// return at once; a timed wait returns at once (its timeout fires at
-    /// the worst moment, as the crate's model parker's does) and the first
-    /// deadline asked about has not passed yet, so that a caller loops; and
-    /// with `with_spurious_wakeup`, the first untimed wait that would block
+    /// been woken; a wake takes the first entry of its address out and
+    /// wakes every waiter, and each returns once its ticket is gone. The
+    /// word is checked again and the entry made under the lock that every
+    /// wake takes, so a wake that follows a change of the word reaches a
+    /// waiter that saw the old value (the first), as a kernel futex's
+    /// does. What the contract allows besides is explored too: a wait first
+    /// reads the word with no ordering and may return at once; a timed wait
+    /// returns at once (its timeout fires at the worst moment, as the
+    /// crate's model parker's does) and the first deadline asked about has
+    /// not passed yet, so that a caller loops; and with
+    /// `with_spurious_wakeup`, the first untimed wait that would block
     /// returns at once instead.
     #[derive(Debug, Default)]
     pub struct ModelFutex {
@@ -125,19 +119,6 @@ mod model {
                 spurious: AtomicBool::new(true),
                 ..Self::default()
             }
-        }
-
-        fn wake(&self, word: &AtomicU32, count: usize) {
-            let address = word as *const AtomicU32 as usize;
-            let mut waiters = self.waiters.lock().unwrap();
-            let mut left = count;
-            waiters.queue.retain(|&(waiting_on, _)| {
-                let woken = waiting_on == address && left > 0;
-                left -= usize::from(woken);
-                !woken
-            });
-            drop(waiters);
-            self.woken.notify_all();
         }
     }
 
@@ -172,11 +153,17 @@ mod model {
         }
 
         fn wake_one(&self, word: &AtomicU32) {
-            self.wake(word, 1);
-        }
-
-        fn wake_all(&self, word: &AtomicU32) {
-            self.wake(word, usize::MAX);
+            let address = word as *const AtomicU32 as usize;
+            let mut waiters = self.waiters.lock().unwrap();
+            if let Some(first) = waiters
+                .queue
+                .iter()
+                .position(|&(waiting_on, _)| waiting_on == address)
+            {
+                waiters.queue.remove(first);
+            }
+            drop(waiters);
+            self.woken.notify_all();
         }
 
         fn passed(&self, _: Instant) -> bool {

@@ -362,7 +362,7 @@ impl Fenced {
         abort_on_unwind(|| self.0.wait(word, expected, deadline))
     }
 
-    #[cfg(not(metalock_model))]
+    #[cfg(all(not(metalock_model), not(feature = "std")))]
     #[inline]
     pub(crate) fn wake(self, word: &AtomicU32) {
         abort_on_unwind(|| self.0.wake(word))
