@@ -112,7 +112,6 @@ mod swap_only;
 use core::marker::PhantomData;
 
 use crate::exec_env::ExecEnv;
-use crate::sys::AbortOnDrop;
 use crate::word::MultiUseWord;
 
 /// The meta-lock of one word, held by the calling thread since the swap that
@@ -171,17 +170,6 @@ impl<'a> MetaLock<'a> {
     #[inline]
     pub(crate) fn ee(&self) -> &ExecEnv {
         self.ee
-    }
-
-    /// Releases the meta-lock with `release_bits`, then runs `wake` (the
-    /// wake-up of a thread the release signalled), still fenced: an unwind
-    /// out of `wake` would leave that thread asleep for good.
-    #[inline]
-    pub(crate) fn release_then(self, release_bits: usize, wake: impl FnOnce()) {
-        let fence = AbortOnDrop;
-        self.release(release_bits);
-        wake();
-        core::mem::forget(fence);
     }
 }
 

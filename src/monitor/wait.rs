@@ -14,7 +14,7 @@
 
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
-use super::exit::{check_owner, not_owned, release_to_queue};
+use super::exit::{Wake, check_owner, not_owned, release_to_queue};
 use super::home::{Home, home_with};
 use super::policy;
 use super::queue::insert_notified;
@@ -123,7 +123,8 @@ impl MultiUseWord {
         });
         // Raised once the stripe is released: the panic hook is user code.
         match started {
-            Ok(()) => {}
+            // Woken once the stripe is released (see `Wake`).
+            Ok(wake) => drop(wake),
             Err(Refused::NotOwner) => not_owned("wait"),
             Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
         }
@@ -201,7 +202,7 @@ impl MultiUseWord {
         key: usize,
         home: Option<&Home>,
         set: WaitSet<'_>,
-    ) -> Result<(), Refused> {
+    ) -> Result<Wake, Refused> {
         let Some(held) = check_owner(self.get_meta_lock(ee), record) else {
             return Err(Refused::NotOwner);
         };
@@ -227,9 +228,8 @@ impl MultiUseWord {
                 displaced = home.pin_for_wait(displaced);
             }
             waiting.push(record, key);
-            release_to_queue(held, rest, last, displaced, false);
+            Ok(release_to_queue(held, rest, last, displaced, false))
         }
-        Ok(())
     }
 
     /// Sleeps until an exit invites this thread or hands it the monitor,
@@ -291,15 +291,19 @@ impl MultiUseWord {
             return 0;
         }
         // SAFETY: we own the monitor, so the word is alive.
-        stripe.with(ee, |waiting| unsafe {
+        let (notified, wake) = stripe.with(ee, |waiting| unsafe {
             self.move_waiters(ee, waiting, key, all)
-        })
+        });
+        // Woken once the stripe is released (see `Wake`).
+        drop(wake);
+        notified
     }
 
     /// Moves the records that wait on `key` (the longest-waiting one, or
     /// all) from the locked stripe into this monitor's queue, to enter;
     /// returns how many. If nobody owns the monitor, invites the first of
-    /// them at once.
+    /// them at once, and returns its wake-up too, for the caller to drop
+    /// once the stripe is released.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
@@ -311,7 +315,7 @@ impl MultiUseWord {
         waiting: &mut Waiting<'_>,
         key: usize,
         all: bool,
-    ) -> usize {
+    ) -> (usize, Wake) {
         // The waiters to move enter from now on (the owner may keep them
         // out for good): noted before the meta-lock, as a thread's
         // diagnostics lock is not taken under one. Their threads are still in
@@ -326,6 +330,7 @@ impl MultiUseWord {
         });
         let mut notified = 0;
         let mut held = None;
+        let mut wake = Wake::NONE;
         // The waiter queued last while the meta-lock stays held (a LOCKED
         // word stays so, with the same owner, until we release it): the
         // next one goes behind it.
@@ -370,7 +375,10 @@ impl MultiUseWord {
                     };
                     waiter.set_displaced(displaced);
                     if let Some(lock) = held.take() {
-                        release_to_queue(lock, queue, last, displaced, false);
+                        // A thread invited before, if the monitor was free
+                        // again, is woken here, under the stripe: only the
+                        // last one waits for the caller.
+                        wake = release_to_queue(lock, queue, last, displaced, false);
                     }
                 }
             }
@@ -383,7 +391,7 @@ impl MultiUseWord {
             let bits = lock.bits;
             lock.release(bits);
         }
-        notified
+        (notified, wake)
     }
 }
 
