@@ -187,9 +187,10 @@ impl MultiUseWord {
     /// Leaves the monitor and joins the wait set at `key`, under its stripe;
     /// pins `home`, the word's if it is a home's, until the wait ends (the
     /// word may be NEUTRAL meanwhile, and must keep its key). A condition
-    /// `set` is bound to this word first. If `record` does not own the
-    /// monitor, or `set` is bound to another word, nothing changes and the
-    /// error says which.
+    /// `set` is bound to this word first. Returns the wake-up of the thread
+    /// the release invited, for the caller to drop once the stripe is
+    /// released. If `record` does not own the monitor, or `set` is bound
+    /// to another word, nothing changes and the error says which.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`; `record` is the calling
