@@ -20,7 +20,6 @@
 //! set knows that a waiter is still inside its wait, holding a borrow of
 //! the monitor: the monitor's word is alive.
 
-use super::exit::Wake;
 use super::wait_table::{Waiting, stripe};
 use crate::arch::Word;
 use crate::exec_env::ExecEnv;
@@ -132,11 +131,11 @@ impl ConditionWord {
     fn notify_waiters(&self, all: bool) -> usize {
         ExecEnv::with_current(|ee| {
             count!(ee, notifies);
-            let (notified, wake) = stripe(self.id(), true).with(ee, |waiting| {
+            stripe(self.id(), true).with(ee, |waiting| {
                 // Relaxed: written only under the stripe we hold.
                 let bound = self.bound.load(Ordering::Relaxed);
                 if bound == 0 {
-                    return (0, Wake::NONE);
+                    return 0;
                 }
                 // SAFETY: a bound condition has a waiter in our stripe,
                 // inside its wait and holding a borrow of the monitor; it
@@ -145,13 +144,10 @@ impl ConditionWord {
                 let word = unsafe { &*(bound as *const MultiUseWord) };
                 // SAFETY: the stripe is the condition's and locked; the
                 // word is alive.
-                let moved = unsafe { word.move_waiters(ee, waiting, self.id(), all) };
+                let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all) };
                 self.unbind_unless_waited_on(waiting);
-                moved
-            });
-            // Woken once the stripe is released (see `Wake`).
-            drop(wake);
-            notified
+                notified
+            })
         })
     }
 }

@@ -192,14 +192,14 @@ fn release_and_signal(
 
 /// The wake-up that a release owes the thread it invited or handed the
 /// monitor to, whose signal is already stored: it runs when this is
-/// dropped. A release made under a wait-table stripe (a wait, a notify that
-/// finds the monitor free) drops it once the stripe is released, as
-/// parking_lot wakes a thread outside its queue's lock: the wake is a
-/// system call, of microseconds and more with thousands of threads asleep,
-/// and the next thread to wait on the monitor needs that stripe. Woken
-/// under it, the 3,000 waiters of `examples/long_queues.rs`' `notify_all`
-/// herd blocked on their stripe about 6,100 times in 7 rounds, and
-/// 1,200-1,400 times woken after it (Intel Xeon, 2 vCPUs).
+/// dropped. A wait, which releases the monitor under its wait-table stripe,
+/// drops it once the stripe is released, as parking_lot wakes a thread
+/// outside its queue's lock: the wake is a system call, of microseconds and
+/// more with thousands of threads asleep, and the next thread to wait on
+/// the monitor needs that stripe. Woken under it, the 3,000 waiters of
+/// `examples/long_queues.rs`' `notify_all` herd blocked on their stripe
+/// about 6,100 times in 7 rounds, and 1,200-1,400 times woken after it
+/// (Intel Xeon, 2 vCPUs).
 ///
 /// Invariant: `target`, if any, is an EE (EEs are never freed) whose
 /// thread has been signalled; dropped, even by an unwind, this wakes it. A

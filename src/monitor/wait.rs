@@ -292,19 +292,16 @@ impl MultiUseWord {
             return 0;
         }
         // SAFETY: we own the monitor, so the word is alive.
-        let (notified, wake) = stripe.with(ee, |waiting| unsafe {
+        stripe.with(ee, |waiting| unsafe {
             self.move_waiters(ee, waiting, key, all)
-        });
-        // Woken once the stripe is released (see `Wake`).
-        drop(wake);
-        notified
+        })
     }
 
     /// Moves the records that wait on `key` (the longest-waiting one, or
     /// all) from the locked stripe into this monitor's queue, to enter;
     /// returns how many. If nobody owns the monitor, invites the first of
-    /// them at once, and returns its wake-up too, for the caller to drop
-    /// once the stripe is released.
+    /// them and wakes it at once, under the stripe, so that with more to
+    /// move it runs meanwhile (it may have been handed the monitor).
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
@@ -316,7 +313,7 @@ impl MultiUseWord {
         waiting: &mut Waiting<'_>,
         key: usize,
         all: bool,
-    ) -> (usize, Wake) {
+    ) -> usize {
         // The waiters to move enter from now on (the owner may keep them
         // out for good): noted before the meta-lock, as a thread's
         // diagnostics lock is not taken under one. Their threads are still in
@@ -331,7 +328,6 @@ impl MultiUseWord {
         });
         let mut notified = 0;
         let mut held = None;
-        let mut wake = Wake::NONE;
         // The waiter queued last while the meta-lock stays held (a LOCKED
         // word stays so, with the same owner, until we release it): the
         // next one goes behind it.
@@ -376,10 +372,7 @@ impl MultiUseWord {
                     };
                     waiter.set_displaced(displaced);
                     if let Some(lock) = held.take() {
-                        // A thread invited before, if the monitor was free
-                        // again, is woken here, under the stripe: only the
-                        // last one waits for the caller.
-                        wake = release_to_queue(lock, queue, last, displaced, false);
+                        drop(release_to_queue(lock, queue, last, displaced, false));
                     }
                 }
             }
@@ -392,7 +385,7 @@ impl MultiUseWord {
             let bits = lock.bits;
             lock.release(bits);
         }
-        (notified, wake)
+        notified
     }
 }
 

@@ -10,9 +10,9 @@ use crate::sys::Instant;
 ///
 /// Invariant of an implementation: `wait` returns only after a wake on the
 /// same address, once the deadline passed, spuriously, or at once if the
-/// word no longer holds `expected`; and a wait that found `expected` is
-/// reached by every wake of its address that follows a change of the word
-/// (the guarantee of the `Platform` contract).
+/// word no longer holds `expected`; and a wake of an address that follows a
+/// change of the word reaches a wait there that found `expected`, if there
+/// is one (the guarantee of the `Platform` contract).
 pub trait Futex {
     /// Blocks while `word` holds `expected`, until a wake of its address or
     /// `deadline`.
@@ -80,7 +80,8 @@ mod model {
     /// Invariant: `queue` holds, in arrival order, the address and ticket of
     /// every untimed `wait` that found its word at `expected` and has not
     /// been woken; a wake takes the first entry of its address out and
-    /// wakes every waiter, and each returns once its ticket is gone. The
+    /// notifies the condition variable, and a waiter returns once its own
+    /// ticket is gone. The
     /// word is checked again and the entry made under the lock that every
     /// wake takes, so a wake that follows a change of the word reaches a
     /// waiter that saw the old value (the first), as a kernel futex's

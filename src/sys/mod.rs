@@ -62,15 +62,18 @@ impl Instant {
 /// # Safety
 ///
 /// An implementation promises that:
-/// - `wait` returns only after `wake` was called on the same address, after
-///   `deadline` passed, or spuriously; it never blocks forever once a `wake`
-///   on that address has happened after the value changed, and it returns
-///   soon after `deadline` passes (timed locks and waits end there, and the
-///   swap-only backend's back-off waits on a word nobody wakes);
+/// - `wait` returns only after `wake` (or `wake_one`) was called on the same
+///   address, after `deadline` passed, or spuriously; it never blocks
+///   forever once a `wake` on that address has happened after the value
+///   changed, nor, if it is the only thread waiting there, once a
+///   `wake_one` has, and it returns soon after `deadline` passes (timed
+///   locks and waits end there, and the swap-only backend's back-off waits
+///   on a word nobody wakes);
 /// - `wake_one`, if the platform overrides it, wakes at least one thread
 ///   blocked in `wait` on that same address if there is one (a thread
 ///   waiting on another address does not count); the crate's internal locks
-///   rely on it;
+///   and its parker, through which every blocked thread of the crate is
+///   woken, rely on it;
 /// - `now` is monotonic: it never returns an instant earlier than one it
 ///   returned before, on any thread;
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
@@ -185,7 +188,8 @@ pub unsafe trait Platform: Sync {
     /// Wakes one thread blocked in `wait` on `word`, if any (waking more is
     /// correct, only slower). The crate's internal locks wake their next
     /// holder with it, so that a release wakes one waiter, not all of them
-    /// to contend again. The default calls [`wake`](Self::wake).
+    /// to contend again, and its parker the one thread that blocks on it.
+    /// The default calls [`wake`](Self::wake).
     ///
     /// ```
     /// use metalock::platform::{Platform, StdPlatform};
