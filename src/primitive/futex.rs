@@ -81,15 +81,14 @@ mod model {
     /// every untimed `wait` that found its word at `expected` and has not
     /// been woken; a wake takes the first entry of its address out and
     /// notifies the condition variable, and a waiter returns once its own
-    /// ticket is gone. The
-    /// word is checked again and the entry made under the lock that every
-    /// wake takes, so a wake that follows a change of the word reaches a
-    /// waiter that saw the old value (the first), as a kernel futex's
-    /// does. What the contract allows besides is explored too: a wait first
-    /// reads the word with no ordering and may return at once; a timed wait
-    /// returns at once (its timeout fires at the worst moment, as the
-    /// crate's model parker's does) and the first deadline asked about has
-    /// not passed yet, so that a caller loops; and with
+    /// ticket is gone. The word is checked again and the entry made under
+    /// the lock that every wake takes, so a wake that follows a change of
+    /// the word reaches a waiter that saw the old value (the first), as a
+    /// kernel futex's does. What the contract allows besides is explored
+    /// too: a wait first reads the word with no ordering and may return at
+    /// once; a timed wait returns at once (its timeout fires at the worst
+    /// moment, as the crate's model parker's does) and the first deadline
+    /// asked about has not passed yet, so that a caller loops; and with
     /// `with_spurious_wakeup`, the first untimed wait that would block
     /// returns at once instead.
     #[derive(Debug, Default)]
