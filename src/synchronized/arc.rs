@@ -1,5 +1,5 @@
-//! Guards that own an `Arc` of their [`Synchronized`]: `'static`, so they
-//! can be kept in a struct or returned from a function, as parking_lot's
+//! Guards that own an `Arc` of their [`Synchronized`]: `'static` when `T` is, so
+//! they can be kept in a struct or returned from a function, as parking_lot's
 //! `ArcMutexGuard`, and they keep every wait and notify method.
 
 use alloc::sync::Arc;
