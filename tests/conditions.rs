@@ -373,3 +373,49 @@ fn conditions_with_the_raw_word() {
         assert!(result.timed_out());
     });
 }
+
+/// A waiter alone in its wait set spins longer than one among many before
+/// it parks (`policy` in the monitor), but its spin ends: left waiting with
+/// no notify coming, it sleeps in the kernel and stays off the CPU, both on
+/// a monitor's own wait set and on a condition.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lone_waiter_parks_once_its_spin_ends() {
+    use common::blocked::{Tid, context_switches};
+
+    let _watchdog = Watchdog::arm(HANG);
+    for on_condition in [false, true] {
+        let value = Synchronized::new(false);
+        let condition = Condition::new();
+        let tid = Tid::default();
+        thread::scope(|s| {
+            s.spawn(|| {
+                tid.publish();
+                let mut guard = value.lock();
+                while !*guard {
+                    if on_condition {
+                        condition.wait(&mut guard);
+                    } else {
+                        guard.wait();
+                    }
+                }
+            });
+            assert!(tid.wait_until_blocked(), "the waiter ended before it slept");
+            let before = context_switches(tid.get());
+            thread::sleep(Duration::from_millis(100));
+            let switches = context_switches(tid.get()) - before;
+            // A thread asleep in one blocking call all along adds none.
+            assert!(
+                switches <= 1,
+                "a lone waiter left the CPU {switches} times in 100 ms: still spinning?"
+            );
+            let mut guard = value.lock();
+            *guard = true;
+            if on_condition {
+                condition.notify_all();
+            } else {
+                guard.notify_all();
+            }
+        });
+    }
+}

@@ -119,23 +119,28 @@ impl MultiUseWord {
         let home = home_with(self);
         let started = stripe(key, set.is_condition()).with(ee, |waiting| {
             // SAFETY: we hold the stripe; the record is ours.
-            unsafe { self.start_waiting(ee, record, waiting, key, home, set) }
+            let started = unsafe { self.start_waiting(ee, record, waiting, key, home, set) };
+            started.map(|wake| (wake, waiting.is_alone()))
         });
         // Raised once the stripe is released: the panic hook is user code.
-        match started {
+        let alone = match started {
             // Woken once the stripe is released (see `Wake`).
-            Ok(wake) => drop(wake),
+            Ok((wake, alone)) => {
+                drop(wake);
+                alone
+            }
             Err(Refused::NotOwner) => not_owned("wait"),
             Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
-        }
-        let end = self.wait_started(ee, record, deadline, set, interrupt, key);
+        };
+        let end = self.wait_started(ee, record, deadline, set, interrupt, alone);
         if let Some(home) = home {
             home.unpin();
         }
         end
     }
 
-    /// The rest of `wait`, once the record waits at `key`.
+    /// The rest of `wait`, once the record waits in `set`, `alone` in its
+    /// stripe or not.
     fn wait_started(
         &self,
         ee: &'static ExecEnv,
@@ -143,10 +148,11 @@ impl MultiUseWord {
         deadline: Option<Instant>,
         set: WaitSet<'_>,
         interrupt: Option<&Interrupt>,
-        key: usize,
+        alone: bool,
     ) -> WaitEnd {
-        let mut signal = self.sleep(ee, deadline, interrupt);
+        let mut signal = self.sleep(ee, deadline, interrupt, alone);
         if signal == SIGNAL_NONE {
+            let key = self.wait_key(set);
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
             let left = stripe(key, set.is_condition()).with(ee, |waiting| {
@@ -168,7 +174,7 @@ impl MultiUseWord {
                     false => WaitEnd::TimedOut,
                 };
             }
-            signal = self.sleep(ee, None, None);
+            signal = self.sleep(ee, None, None, false);
         }
         if signal == SIGNAL_INVITED {
             // Notified, and invited to re-contend.
@@ -236,19 +242,20 @@ impl MultiUseWord {
     /// Sleeps until an exit invites this thread or hands it the monitor,
     /// until `deadline`, or until `interrupt` is set; returns the signal
     /// (`SIGNAL_NONE` if the time ran out or the interrupt came first).
-    /// Spins first (see `policy`).
+    /// Spins first, longer if `alone` in its stripe (see `policy`).
     fn sleep(
         &self,
         ee: &'static ExecEnv,
         deadline: Option<Instant>,
         interrupt: Option<&Interrupt>,
+        alone: bool,
     ) -> usize {
         // Acquire (here and below) pairs with the Release store of the exit
         // that signals us: its changes, and those of every owner before it,
         // are visible.
         let signal = || ee.monitor_signal.load(Ordering::Acquire);
         let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
-        let mut spin = policy::wait_spin(deadline);
+        let mut spin = policy::WaitSpin::new(deadline, alone);
         while spin.spin() {
             if signal() != SIGNAL_NONE {
                 return signal();

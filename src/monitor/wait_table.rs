@@ -145,6 +145,11 @@ impl Waiting<'_> {
         self.waiting.store(self.list.len, Ordering::Relaxed);
     }
 
+    /// Whether one record waits in this stripe, whatever its key.
+    pub(super) fn is_alone(&self) -> bool {
+        self.list.len == 1
+    }
+
     /// Adds `record`, which waits on `key`, at the end of the list.
     ///
     /// # Safety
