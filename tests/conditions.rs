@@ -8,7 +8,9 @@
 //! - no notify is lost, also racing timeouts: the waiters a notify says it
 //!   marked are exactly those that return notified;
 //! - one condition used with two monitors at once is a clear panic;
-//! - a notify with nobody waiting does nothing and binds no thread state.
+//! - a notify with nobody waiting does nothing and binds no thread state;
+//! - a lone waiter's longer spin ends: it parks, and stays off the CPU
+//!   (the kernel's count of its context switches says so).
 //!
 //! Shared state read "under the monitor" is kept in atomics accessed with
 //! `Relaxed`: the monitor orders them. No verdict depends on timing: threads
@@ -374,21 +376,21 @@ fn conditions_with_the_raw_word() {
     });
 }
 
-/// A waiter alone in its wait set spins longer than one among many before
-/// it parks (`policy` in the monitor), but its spin ends: left waiting with
-/// no notify coming, it sleeps in the kernel and stays off the CPU, both on
-/// a monitor's own wait set and on a condition.
+/// A waiter that finds no other in its stripe of the wait table spins
+/// longer before it parks (`policy` in the monitor), but its spin ends:
+/// left waiting with no notify coming, it sleeps in the kernel and stays
+/// off the CPU, both on a monitor's own wait set and on a condition.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_lone_waiter_parks_once_its_spin_ends() {
-    use common::blocked::{Tid, context_switches};
+    use common::blocked::{Tid, context_switches, state};
 
     let _watchdog = Watchdog::arm(HANG);
     for on_condition in [false, true] {
         let value = Synchronized::new(false);
         let condition = Condition::new();
         let tid = Tid::default();
-        thread::scope(|s| {
+        let switches = thread::scope(|s| {
             s.spawn(|| {
                 tid.publish();
                 let mut guard = value.lock();
@@ -400,15 +402,25 @@ fn a_lone_waiter_parks_once_its_spin_ends() {
                     }
                 }
             });
-            assert!(tid.wait_until_blocked(), "the waiter ended before it slept");
-            let before = context_switches(tid.get());
-            thread::sleep(Duration::from_millis(100));
-            let switches = context_switches(tid.get()) - before;
-            // A thread asleep in one blocking call all along adds none.
-            assert!(
-                switches <= 1,
-                "a lone waiter left the CPU {switches} times in 100 ms: still spinning?"
-            );
+            let tid = tid.get();
+            // Asleep at 20 checks in a row, 1 ms apart.
+            let deadline = Instant::now() + PATIENCE;
+            let mut asleep = 0;
+            while asleep < 20 && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+                asleep = if state(tid) == Some('S') {
+                    asleep + 1
+                } else {
+                    0
+                };
+            }
+            let switches = (asleep == 20).then(|| {
+                let before = context_switches(tid);
+                thread::sleep(Duration::from_millis(100));
+                context_switches(tid) - before
+            });
+            // Ended either way, so that a waiter still spinning fails the
+            // assertion below rather than hangs the scope.
             let mut guard = value.lock();
             *guard = true;
             if on_condition {
@@ -416,6 +428,13 @@ fn a_lone_waiter_parks_once_its_spin_ends() {
             } else {
                 guard.notify_all();
             }
+            switches
         });
+        let switches = switches.expect("the lone waiter never slept: its spin did not end");
+        // A thread asleep in one blocking call all along adds none.
+        assert!(
+            switches <= 1,
+            "a lone waiter left the CPU {switches} times in 100 ms: still spinning?"
+        );
     }
 }

@@ -10,22 +10,25 @@
 //! switch per item. A spin that does not see its wait end costs a few
 //! microseconds of CPU, once per wait.
 //!
-//! A waiter alone in its stripe of the wait table keeps yielding for
-//! `LONE_WAITER_YIELDS` more rounds. Where a sleeping thread takes tens of
-//! microseconds to wake (a virtual machine whose idle vCPU halts), two
-//! threads that wait for each other, a producer and a consumer, park in
-//! turn once either does: each wakes the other late, and the other has
-//! parked meanwhile. The longer spin outlasts the partner's wake-up, so
-//! both stay running. On a 2-vCPU Intel Xeon, against the short spin, a
-//! bounded buffer of one pair moved 25, 17 and 1.5 times the items per
-//! second at capacities 1, 16 and 256, at an eighth to a tenth of the CPU
-//! per item at the first two (a futex wait and wake cost more than the
-//! yields) and 1.2 times at the last. Only a lone waiter spins so long:
-//! with every waiter yielding so long, 3,000 waiters of one `notify_all`
-//! took the processors from the threads that had to run (3 of 6 rounds
-//! slow, about 110,000 involuntary context switches each), and a notify
-//! reaches the oldest waiter first anyway. A wait that nobody ends soon
-//! pays the yields once, a few tens of microseconds of CPU.
+//! A waiter that finds no other in its stripe of the wait table keeps
+//! yielding for `LONE_WAITER_YIELDS` more rounds. Where a sleeping thread
+//! takes tens of microseconds to wake (a virtual machine whose idle vCPU
+//! halts), two threads that wait for each other, a producer and a consumer,
+//! park in turn once either does: each wakes the other late, and the other
+//! has parked meanwhile. The longer spin outlasts the partner's work
+//! between two notifies, so neither parks and no late wake-up is paid. On a
+//! 2-vCPU Intel Xeon, against the short spin, a bounded buffer of one pair
+//! moved 25, 17 and 1.5 times the items per second at capacities 1, 16 and
+//! 256, at about a tenth of the CPU per item at the first two (a futex wait
+//! and wake cost more than the yields) and 1.2 times at the last. Only a
+//! lone waiter spins so long: with every waiter yielding so long, 3,000
+//! waiters of one `notify_all` took the processors from the threads that
+//! had to run (3 of 6 rounds slow, about 110,000 involuntary context
+//! switches each), and a notify reaches the oldest waiter first anyway. A
+//! wait that nobody ends soon pays the yields once per call, a few tens of
+//! microseconds of CPU on such a machine; threads that each wait alone on a
+//! monitor of their own all pay them, and a pair whose stripe holds another
+//! monitor's waiter gets the short spin only.
 //!
 //! The budget does not adapt. Adapting it per thread from how often its
 //! spins succeeded was tried and measured worse: two threads that wait for
@@ -38,8 +41,8 @@ use crate::primitive::SpinWait;
 use crate::sys::Instant;
 
 /// The yields a waiter alone in its stripe adds to `SpinWait`'s budget:
-/// about 25 µs on a virtual machine whose yield takes 0.4 µs, longer than
-/// the wake-up of a thread whose vCPU has halted.
+/// about 25 µs on a virtual machine whose yield takes 0.4 µs, about what a
+/// producer or a consumer of a small buffer works between two notifies.
 #[cfg(not(metalock_model))]
 const LONE_WAITER_YIELDS: u32 = 60;
 
@@ -50,6 +53,7 @@ pub(super) struct WaitSpin {
     /// Yields left after `spin`'s budget.
     #[cfg(not(metalock_model))]
     yields: u32,
+    /// Where the yields stop, if the wait has a deadline.
     #[cfg(not(metalock_model))]
     deadline: Option<Instant>,
 }
