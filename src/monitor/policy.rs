@@ -30,15 +30,34 @@
 //! monitor of their own all pay them, and a pair whose stripe holds another
 //! monitor's waiter gets the short spin only.
 //!
-//! The budget does not adapt. Adapting it per thread from how often its
-//! spins succeeded was tried and measured worse: two threads that wait for
-//! each other each see their spins fail while the other parks, so a thread
-//! that stopped spinning after failures made its partner's spins fail too,
-//! and both stayed parked (a buffer of one slot fell from 1 to 3 million
-//! items per second to 0.03 to 0.2 million, in most runs).
+//! The short budget does not adapt. Adapting it per thread from how often
+//! its spins succeeded was tried and measured worse: two threads that wait
+//! for each other each see their spins fail while the other parks, so a
+//! thread that stopped spinning after failures made its partner's spins
+//! fail too, and both stayed parked (a buffer of one slot fell from 1 to 3
+//! million items per second to 0.03 to 0.2 million, in most runs).
+//!
+//! A lone waiter's long spin adapts to how long its set's waits last, not
+//! to whether spins succeed: a lone waiter that parked and stayed parked
+//! `LONG_PARK` or more marks its wait set (the monitor's own, or a
+//! condition), and the next lone waiter of a marked set parks without
+//! spinning; one that parks for less, or whose wait ends during the spin,
+//! clears the mark. A thread that waits for work that comes every
+//! few milliseconds (a background consumer, an idle worker) then parks at
+//! once, as parking_lot's does, where it spent about ten times parking_lot's
+//! CPU per wait on yields that could not end it. A pair that waits for each
+//! other and has fallen into parking in turn parks for a partner's late
+//! wake-up, tens to hundreds of microseconds, under `LONG_PARK`: its first
+//! such wait clears the mark, so the pair spins again, and a long pause
+//! (the first item of a stream, a stall) costs one park, not the pair's
+//! spin.
 
 use crate::primitive::SpinWait;
+#[cfg(not(metalock_model))]
+use crate::primitive::{AtomicU32, Ordering};
 use crate::sys::Instant;
+#[cfg(not(metalock_model))]
+use core::time::Duration;
 
 /// The yields a waiter alone in its stripe adds to `SpinWait`'s budget:
 /// about 25 µs on a virtual machine whose yield takes 0.4 µs, about what a
@@ -46,7 +65,46 @@ use crate::sys::Instant;
 #[cfg(not(metalock_model))]
 const LONE_WAITER_YIELDS: u32 = 60;
 
-/// The spin a waiter runs before it parks.
+/// A park this long marks a lone waiter's wait set: forty times the long
+/// spin on a virtual machine whose yield takes 0.4 µs, and several times the
+/// late wake-up of a partner that parked (tens to hundreds of µs).
+#[cfg(not(metalock_model))]
+const LONG_PARK: Duration = Duration::from_millis(1);
+
+/// Marks in the table: a power of two, 4 bytes each (an `AtomicU32`, which
+/// every target of the crate has).
+#[cfg(not(metalock_model))]
+const MARKS: usize = 256;
+
+/// 1 if the last lone waiter of the wait sets whose keys meet in a slot
+/// parked `LONG_PARK` or more, else 0. Two sets in one slot share a mark:
+/// a worse guess of how long to spin for both, never a wrong result.
+#[cfg(not(metalock_model))]
+static LONG_PARKED: [AtomicU32; MARKS] = [const { AtomicU32::new(0) }; MARKS];
+
+/// The mark of the wait set whose key is `key` (a word's or a condition's
+/// address).
+#[cfg(not(metalock_model))]
+#[inline]
+fn long_parked(key: usize) -> &'static AtomicU32 {
+    // As the contention profile's slots: neighbouring keys spread.
+    let hash = ((key >> 2) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    &LONG_PARKED[(hash >> (64 - MARKS.trailing_zeros())) as usize]
+}
+
+/// Sets the mark to `long`, storing only if that changes it: a steady set's
+/// slot stays shared in every waiter's cache.
+#[cfg(not(metalock_model))]
+#[inline]
+fn learn(mark: &AtomicU32, long: bool) {
+    // Relaxed (here and in `WaitSpin::new`): a hint that orders nothing.
+    if mark.load(Ordering::Relaxed) != u32::from(long) {
+        mark.store(u32::from(long), Ordering::Relaxed);
+    }
+}
+
+/// The spin a waiter runs before it parks, and what a lone waiter learns
+/// from how its wait ended.
 #[derive(Debug)]
 pub(super) struct WaitSpin {
     spin: SpinWait,
@@ -56,14 +114,21 @@ pub(super) struct WaitSpin {
     /// Where the yields stop, if the wait has a deadline.
     #[cfg(not(metalock_model))]
     deadline: Option<Instant>,
+    /// A lone waiter's mark, which its wait learns into.
+    #[cfg(not(metalock_model))]
+    mark: Option<&'static AtomicU32>,
+    /// When the wait parked, if it learns.
+    #[cfg(not(metalock_model))]
+    parked_at: Option<Instant>,
 }
 
 impl WaitSpin {
-    /// The spin of a wait until `deadline`, `alone` in its stripe: none once
-    /// the deadline has passed, so that a wait with a zero timeout returns
-    /// without yielding. Under the model checkers, none at all.
+    /// The spin of a wait until `deadline`, alone in its stripe if `lone`
+    /// gives its wait set's key: none once the deadline has passed, so that
+    /// a wait with a zero timeout returns without yielding (and learns
+    /// nothing). Under the model checkers, none at all.
     #[inline]
-    pub(super) fn new(deadline: Option<Instant>, alone: bool) -> Self {
+    pub(super) fn new(deadline: Option<Instant>, lone: Option<usize>) -> Self {
         #[cfg(not(metalock_model))]
         {
             if deadline.is_some_and(|deadline| crate::sys::get().now() >= deadline) {
@@ -71,17 +136,27 @@ impl WaitSpin {
                     spin: SpinWait::with_limit(0),
                     yields: 0,
                     deadline,
+                    mark: None,
+                    parked_at: None,
                 };
             }
+            let mark = lone.map(long_parked);
+            let (spin, yields) = match mark {
+                None => (SpinWait::default(), 0),
+                Some(mark) if mark.load(Ordering::Relaxed) != 0 => (SpinWait::with_limit(0), 0),
+                Some(_) => (SpinWait::default(), LONE_WAITER_YIELDS),
+            };
             Self {
-                spin: SpinWait::default(),
-                yields: if alone { LONE_WAITER_YIELDS } else { 0 },
+                spin,
+                yields,
                 deadline,
+                mark,
+                parked_at: None,
             }
         }
         #[cfg(metalock_model)]
         {
-            let _ = (deadline, alone);
+            let _ = (deadline, lone);
             Self {
                 spin: SpinWait::default(),
             }
@@ -105,5 +180,35 @@ impl WaitSpin {
             return true;
         }
         false
+    }
+
+    /// The wait ended during the spin: a lone waiter's set waits briefly.
+    #[inline]
+    pub(super) fn caught(&self) {
+        #[cfg(not(metalock_model))]
+        if let Some(mark) = self.mark {
+            learn(mark, false);
+        }
+    }
+
+    /// The spin is over and the thread parks.
+    #[inline]
+    pub(super) fn parking(&mut self) {
+        #[cfg(not(metalock_model))]
+        if self.mark.is_some() {
+            self.parked_at = Some(crate::sys::get().now());
+        }
+    }
+
+    /// The parked thread's wait ended (notified, invited, out of time or
+    /// interrupted): a lone waiter marks its set if it stayed parked
+    /// `LONG_PARK` or more, and clears the mark if not.
+    #[inline]
+    pub(super) fn woke(&self) {
+        #[cfg(not(metalock_model))]
+        if let (Some(mark), Some(parked_at)) = (self.mark, self.parked_at) {
+            let parked = crate::sys::get().now().saturating_duration_since(parked_at);
+            learn(mark, parked >= LONG_PARK);
+        }
     }
 }

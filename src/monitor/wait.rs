@@ -150,9 +150,9 @@ impl MultiUseWord {
         interrupt: Option<&Interrupt>,
         alone: bool,
     ) -> WaitEnd {
-        let mut signal = self.sleep(ee, deadline, interrupt, alone);
+        let key = self.wait_key(set);
+        let mut signal = self.sleep(ee, deadline, interrupt, alone.then_some(key));
         if signal == SIGNAL_NONE {
-            let key = self.wait_key(set);
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
             let left = stripe(key, set.is_condition()).with(ee, |waiting| {
@@ -174,7 +174,7 @@ impl MultiUseWord {
                     false => WaitEnd::TimedOut,
                 };
             }
-            signal = self.sleep(ee, None, None, false);
+            signal = self.sleep(ee, None, None, None);
         }
         if signal == SIGNAL_INVITED {
             // Notified, and invited to re-contend.
@@ -242,22 +242,24 @@ impl MultiUseWord {
     /// Sleeps until an exit invites this thread or hands it the monitor,
     /// until `deadline`, or until `interrupt` is set; returns the signal
     /// (`SIGNAL_NONE` if the time ran out or the interrupt came first).
-    /// Spins first, longer if `alone` in its stripe (see `policy`).
+    /// Spins first, as `policy` says for a waiter alone in its stripe
+    /// (`lone`: its wait set's key) or not.
     fn sleep(
         &self,
         ee: &'static ExecEnv,
         deadline: Option<Instant>,
         interrupt: Option<&Interrupt>,
-        alone: bool,
+        lone: Option<usize>,
     ) -> usize {
         // Acquire (here and below) pairs with the Release store of the exit
         // that signals us: its changes, and those of every owner before it,
         // are visible.
         let signal = || ee.monitor_signal.load(Ordering::Acquire);
         let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
-        let mut spin = policy::WaitSpin::new(deadline, alone);
+        let mut spin = policy::WaitSpin::new(deadline, lone);
         while spin.spin() {
             if signal() != SIGNAL_NONE {
+                spin.caught();
                 return signal();
             }
             if interrupted() {
@@ -269,19 +271,19 @@ impl MultiUseWord {
             Some((_, true)) => return signal(),
             sleeping => sleeping,
         };
-        loop {
+        spin.parking();
+        let signal = loop {
             let signal = signal();
-            if signal != SIGNAL_NONE {
-                return signal;
-            }
-            if interrupted() {
-                return SIGNAL_NONE;
+            if signal != SIGNAL_NONE || interrupted() {
+                break signal;
             }
             if ee.parker.park(deadline) {
                 // A signal may still have raced in.
-                return ee.monitor_signal.load(Ordering::Acquire);
+                break ee.monitor_signal.load(Ordering::Acquire);
             }
-        }
+        };
+        spin.woke();
+        signal
     }
 
     /// notifyOneOrAll (Fig. 8, right) on the monitor's own wait set. Returns
