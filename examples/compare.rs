@@ -47,8 +47,9 @@ use common::measure::{
 use common::uncontended::{self, OBJECT_COUNTS};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
-    PARKED_AFTER, PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong, Wake,
+    PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
 };
+use common::wake::{self, FEED_PERIOD, PARKED_AFTER, Wake};
 use common::work::{Calibration, WORK_NS, Workload, work_label};
 
 /// Uncontended: pairs per timed run, and runs per lock (after one warm-up).
@@ -323,6 +324,40 @@ fn idle_notify(rows: &mut Vec<Row>, notifies: u64) {
     rows.push(row);
 }
 
+/// Items per run of the slow-feed row, [`FEED_PERIOD`] apart.
+const FEED_ITEMS: u64 = 100;
+
+/// A consumer fed an item every [`FEED_PERIOD`]: its CPU per item, every
+/// column, `rounds.count` runs interleaved, medians.
+fn slow_feed(rows: &mut Vec<Row>, rounds: Rounds) {
+    fn run<B: BoundedBuffer>(column: usize) -> Run<'static, Duration> {
+        (
+            column,
+            Box::new(|| wake::slow_feed::<B>(FEED_PERIOD, FEED_ITEMS)),
+        )
+    }
+    let runs = [
+        run::<MetaBuffer>(WORD),
+        run::<MetaCondBuffer>(SYNC),
+        run::<PlBuffer>(PL),
+        run::<StdBuffer>(STD),
+    ];
+    let samples = run_interleaved(&runs, rounds.count, 0);
+    let mut row = Row::new(
+        format!(
+            "consumer fed every {} ms: its CPU per item⁴",
+            FEED_PERIOD.as_millis()
+        ),
+        "µs ↓",
+        Better::Lower,
+    );
+    for ((column, _), times) in runs.iter().zip(&samples) {
+        let mut us: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+        row.values[*column] = Some(median(&mut us));
+    }
+    rows.push(row);
+}
+
 /// Pairs per thread of a run of the distinct-objects row.
 const DISTINCT_PAIRS: u64 = 10_000_000;
 
@@ -385,7 +420,7 @@ fn wake_latency(rows: &mut Vec<Row>) -> f64 {
             .into_iter()
             .enumerate()
         {
-            let mut us: Vec<f64> = wait_notify::wake_latencies(wake, parked, WAKE_SAMPLES)
+            let mut us: Vec<f64> = wake::wake_latencies(wake, parked, WAKE_SAMPLES)
                 .iter()
                 .map(|d| d.as_secs_f64() * 1e6)
                 .collect();
@@ -918,6 +953,8 @@ fn main() {
     idle_notify(&mut rows, mode.idle_notifies());
     eprintln!("  ping-pong");
     ping_pong(&mut rows, rounds);
+    eprintln!("  slow feed");
+    slow_feed(&mut rows, rounds);
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
     let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
@@ -967,6 +1004,14 @@ fn main() {
     println!(
         "³ voluntary context switches (getrusage ru_nvcsw) of the benchmark's threads, that is \
          how often a thread blocked, per item or round trip."
+    );
+    println!(
+        "⁴ a producer sleeps {} ms before each of {FEED_ITEMS} puts into a buffer of the \
+         bounded-buffer rows' kind (capacity 16), a consumer takes them, waiting alone each \
+         time; the consumer thread's user+system time (getrusage) per item, {} runs per column, \
+         interleaved, medians.",
+        FEED_PERIOD.as_millis(),
+        rounds.count
     );
     println!();
     println!(

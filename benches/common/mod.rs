@@ -9,7 +9,8 @@
 //! - [`uncontended`]: the paper's Fig. 9 loops;
 //! - [`contention`]: one object contended by T threads, and the sweep over
 //!   thread counts and work lengths;
-//! - [`wait_notify`]: the bounded buffer and ping-pong.
+//! - [`wait_notify`]: the bounded buffer and ping-pong;
+//! - [`wake`]: how a waiting thread wakes: latency, and CPU per wake-up.
 
 // Each of the three targets that include this module uses a different part
 // of it, so every target sees some of it unused.
@@ -20,6 +21,7 @@ pub mod locks;
 pub mod measure;
 pub mod uncontended;
 pub mod wait_notify;
+pub mod wake;
 pub mod work;
 
 use std::time::Duration;
