@@ -25,32 +25,33 @@
 //! waiters of one `notify_all` took the processors from the threads that
 //! had to run (3 of 6 rounds slow, about 110,000 involuntary context
 //! switches each), and a notify reaches the oldest waiter first anyway. A
-//! wait that nobody ends soon pays the yields once per call, a few tens of
-//! microseconds of CPU on such a machine; threads that each wait alone on a
-//! monitor of their own all pay them, and a pair whose stripe holds another
-//! monitor's waiter gets the short spin only.
+//! pair whose stripe holds another monitor's waiter gets the short spin
+//! only, and threads that each wait alone on a monitor of their own all
+//! spin long.
 //!
-//! The short budget does not adapt. Adapting it per thread from how often
-//! its spins succeeded was tried and measured worse: two threads that wait
-//! for each other each see their spins fail while the other parks, so a
-//! thread that stopped spinning after failures made its partner's spins
-//! fail too, and both stayed parked (a buffer of one slot fell from 1 to 3
-//! million items per second to 0.03 to 0.2 million, in most runs).
+//! The budget does not adapt to whether spins succeed. Adapting it per
+//! thread that way was tried and measured worse: two threads that wait for
+//! each other each see their spins fail while the other parks, so a thread
+//! that stopped spinning after failures made its partner's spins fail too,
+//! and both stayed parked (a buffer of one slot fell from 1 to 3 million
+//! items per second to 0.03 to 0.2 million, in most runs).
 //!
-//! A lone waiter's long spin adapts to how long its set's waits last, not
-//! to whether spins succeed: a lone waiter that parked and stayed parked
-//! `LONG_PARK` or more marks its wait set (the monitor's own, or a
-//! condition), and the next lone waiter of a marked set parks without
-//! spinning; one that parks for less, or whose wait ends during the spin,
-//! clears the mark. A thread that waits for work that comes every
-//! few milliseconds (a background consumer, an idle worker) then parks at
-//! once, as parking_lot's does, where it spent about ten times parking_lot's
-//! CPU per wait on yields that could not end it. A pair that waits for each
-//! other and has fallen into parking in turn parks for a partner's late
-//! wake-up, tens to hundreds of microseconds, under `LONG_PARK`: its first
-//! such wait clears the mark, so the pair spins again, and a long pause
-//! (the first item of a stream, a stall) costs one park, not the pair's
-//! spin.
+//! A lone waiter's spin adapts instead to how long its set's waits park. A
+//! lone waiter that parked and stayed parked `LONG_PARK` or more, however
+//! its wait ended (notified, out of time, interrupted), marks its wait set
+//! (the monitor's own, or a condition); the next lone waiter of a marked set
+//! parks without spinning, and one whose park is shorter clears the mark.
+//! A thread that waits for work that comes every few milliseconds (a
+//! background consumer, an idle worker) then parks at once, as parking_lot's
+//! does, where it spent about ten times parking_lot's CPU per wait on
+//! yields that could not end it. A pair that has fallen into parking in
+//! turn measures, in each park, its own late wake-up, the partner's and the
+//! partner's work between them: while that stays under `LONG_PARK` (wake-ups
+//! under about 0.4 ms each), its first such park clears the mark and the
+//! pair spins again, so a long pause (the first item of a stream, a stall)
+//! costs one park. Where wake-ups are slower, the pair parks in turn with or
+//! without the mark, since the long spin (tens of microseconds) cannot
+//! outlast a partner's wake-up, and the mark saves it the spin.
 
 use crate::primitive::SpinWait;
 #[cfg(not(metalock_model))]
@@ -66,8 +67,9 @@ use core::time::Duration;
 const LONE_WAITER_YIELDS: u32 = 60;
 
 /// A park this long marks a lone waiter's wait set: forty times the long
-/// spin on a virtual machine whose yield takes 0.4 µs, and several times the
-/// late wake-up of a partner that parked (tens to hundreds of µs).
+/// spin on a virtual machine whose yield takes 0.4 µs, and more than a
+/// parked pair's two late wake-ups on such a machine (tens to a few
+/// hundred µs each).
 #[cfg(not(metalock_model))]
 const LONG_PARK: Duration = Duration::from_millis(1);
 
@@ -97,7 +99,7 @@ fn long_parked(key: usize) -> &'static AtomicU32 {
 #[cfg(not(metalock_model))]
 #[inline]
 fn learn(mark: &AtomicU32, long: bool) {
-    // Relaxed (here and in `WaitSpin::new`): a hint that orders nothing.
+    // Relaxed: a hint that orders nothing, read by `WaitSpin::new`.
     if mark.load(Ordering::Relaxed) != u32::from(long) {
         mark.store(u32::from(long), Ordering::Relaxed);
     }
@@ -143,6 +145,7 @@ impl WaitSpin {
             let mark = lone.map(long_parked);
             let (spin, yields) = match mark {
                 None => (SpinWait::default(), 0),
+                // Relaxed: as in `learn`.
                 Some(mark) if mark.load(Ordering::Relaxed) != 0 => (SpinWait::with_limit(0), 0),
                 Some(_) => (SpinWait::default(), LONE_WAITER_YIELDS),
             };
@@ -180,15 +183,6 @@ impl WaitSpin {
             return true;
         }
         false
-    }
-
-    /// The wait ended during the spin: a lone waiter's set waits briefly.
-    #[inline]
-    pub(super) fn caught(&self) {
-        #[cfg(not(metalock_model))]
-        if let Some(mark) = self.mark {
-            learn(mark, false);
-        }
     }
 
     /// The spin is over and the thread parks.

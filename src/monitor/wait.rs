@@ -259,7 +259,6 @@ impl MultiUseWord {
         let mut spin = policy::WaitSpin::new(deadline, lone);
         while spin.spin() {
             if signal() != SIGNAL_NONE {
-                spin.caught();
                 return signal();
             }
             if interrupted() {
@@ -272,7 +271,7 @@ impl MultiUseWord {
             sleeping => sleeping,
         };
         spin.parking();
-        let signal = loop {
+        let ended = loop {
             let signal = signal();
             if signal != SIGNAL_NONE || interrupted() {
                 break signal;
@@ -283,7 +282,7 @@ impl MultiUseWord {
             }
         };
         spin.woke();
-        signal
+        ended
     }
 
     /// notifyOneOrAll (Fig. 8, right) on the monitor's own wait set. Returns

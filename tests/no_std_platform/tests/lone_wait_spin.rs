@@ -1,7 +1,7 @@
 //! A lone waiter's spin seen from the platform: a waiter alone in its
-//! stripe yields the long budget before it parks, skips the yields once a
-//! wait of its monitor stayed parked a millisecond or more, and yields
-//! again once a park ends sooner (README, "Contention policy"). One test in
+//! stripe yields the long budget before it parks, parks without spinning
+//! once a wait of its monitor stayed parked a millisecond or more, and
+//! yields again once a park ends sooner (README, "Contention policy"). One test in
 //! this binary: the platform's counts are process-wide.
 
 use metalock::MultiUseWord;
@@ -9,7 +9,7 @@ use metalock_no_std_platform::{WAITS, YIELDS, install};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The yields of `SpinWait`'s short budget, which every waiter spins
 /// (10 rounds, the first three of spin hints).
@@ -17,6 +17,9 @@ const SHORT_SPIN_YIELDS: usize = 7;
 
 /// Well past the policy's `LONG_PARK` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
+
+/// How long a waiter may take to park before the test gives up on it.
+const STUCK: Duration = Duration::from_secs(30);
 
 /// Tries, for the waits that end soon after they park: a wake-up on a busy
 /// machine can take a millisecond, and a park that long keeps the mark.
@@ -35,7 +38,12 @@ fn one_wait(
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
     go.send(()).unwrap();
     // Only the waiter's park waits on the platform: its lock is free.
+    let started = Instant::now();
     while WAITS.load(Ordering::SeqCst) == waits {
+        assert!(
+            started.elapsed() < STUCK,
+            "the waiter never parked (did its thread panic?)"
+        );
         std::hint::spin_loop();
     }
     let spun = YIELDS.load(Ordering::SeqCst) - yields;
