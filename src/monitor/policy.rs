@@ -43,7 +43,7 @@
 //! parks without spinning, and one whose park is shorter clears the mark.
 //! A thread that waits for work that comes every few milliseconds (a
 //! background consumer, an idle worker) then parks at once, as parking_lot's
-//! does, where it spent about ten times parking_lot's CPU per wait on
+//! does, where it spent 4 to 13 times parking_lot's CPU per wait on
 //! yields that could not end it. A pair that has fallen into parking in
 //! turn measures, in each park, its own late wake-up, the partner's and the
 //! partner's work between them: while that stays under `LONG_PARK` (wake-ups
