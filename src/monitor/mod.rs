@@ -131,6 +131,18 @@ fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
     state(bits) == LOCKED && unsafe { (*record_of(bits)).owner() } == ee.as_owner()
 }
 
+/// The slot of `address` in a table of `slots` (a power of two) that the
+/// policy keeps beside the words, since every payload bit of a word is the
+/// user's: a multiplicative hash, which spreads neighbouring words or
+/// conditions, often contended or waited on together, over different
+/// slots.
+#[cfg(not(metalock_model))]
+#[inline]
+fn slot_of(address: usize, slots: usize) -> usize {
+    let hash = ((address >> 2) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (hash >> (u64::BITS - slots.trailing_zeros())) as usize
+}
+
 /// One more level of a monitor the calling thread owns through `record`.
 ///
 /// # Safety

@@ -89,9 +89,7 @@ static LONG_PARKED: [AtomicU32; MARKS] = [const { AtomicU32::new(0) }; MARKS];
 #[cfg(not(metalock_model))]
 #[inline]
 fn long_parked(key: usize) -> &'static AtomicU32 {
-    // As the contention profile's slots: neighbouring keys spread.
-    let hash = ((key >> 2) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    &LONG_PARKED[(hash >> (64 - MARKS.trailing_zeros())) as usize]
+    &LONG_PARKED[super::slot_of(key, MARKS)]
 }
 
 /// Sets the mark to `long`, storing only if that changes it: a steady set's

@@ -107,11 +107,7 @@ impl Profile {
     /// The profile of the monitor whose word is `word`.
     #[inline]
     pub(super) fn of(word: &MultiUseWord) -> &'static Profile {
-        // A multiplicative hash spreads neighbouring words, which are often
-        // contended together, over different slots.
-        let address = (word as *const MultiUseWord as usize >> 2) as u64;
-        let hash = address.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        &PROFILES[(hash >> (64 - SLOTS.trailing_zeros())) as usize]
+        &PROFILES[super::slot_of(word as *const MultiUseWord as usize, SLOTS)]
     }
 
     /// The credit and the spins lost since it ran out.
