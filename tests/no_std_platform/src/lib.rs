@@ -7,7 +7,7 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use metalock::Instant;
 use metalock::platform::{self, Platform};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
 /// When set, the platform's clock panics: what a buggy `no_std` platform
@@ -158,6 +158,29 @@ unsafe impl Platform for StdThreads {
         let _ = EXIT_HOOK.try_with(|_| ());
         SLOT.with(|slot| NonNull::from(slot))
     }
+}
+
+/// Runs `test` beside a partner thread, which runs `turn` once for each
+/// message `test` sends on `go` and answers on `done` after each: the
+/// shape of the tests that watch one thread's spin through the platform's
+/// counts, turn by turn.
+pub fn with_partner(
+    turn: impl Fn() + Send,
+    test: impl FnOnce(&mpsc::Sender<()>, &mpsc::Receiver<()>),
+) {
+    let (go, go_rx) = mpsc::channel();
+    let (done_tx, done) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            while go_rx.recv().is_ok() {
+                turn();
+                done_tx.send(()).unwrap();
+            }
+        });
+        test(&go, &done);
+        // Ends the partner's loop.
+        drop(go);
+    });
 }
 
 /// Registers the platform (once per process; later calls do nothing).

@@ -8,10 +8,9 @@
 #![cfg(not(feature = "swap-only"))]
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{WAITS, YIELDS, install};
+use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
-use std::thread;
 
 /// Contended acquisitions watched in each phase.
 const ROUNDS: usize = 300;
@@ -63,62 +62,53 @@ fn round(
 fn the_yields_stop_where_spins_lose_and_return_where_they_win() {
     install();
     let word = MultiUseWord::new();
-    let (go, go_rx) = mpsc::channel();
-    let (done_tx, done) = mpsc::channel();
-    thread::scope(|s| {
-        let word = &word;
-        s.spawn(move || {
-            while go_rx.recv().is_ok() {
-                drop(word.lock());
-                done_tx.send(()).unwrap();
-            }
-        });
-
-        // Every spin loses: the holder lets go only once the contender has
-        // blocked, so each round is one lost spin and nothing else, and the
-        // sequence is exact: full spins while the credit lasts, then spin
-        // hints only, with one full spin after every `EXPLORE_AFTER` lost.
-        let lost: Vec<Spin> = (0..ROUNDS)
-            .map(|_| round(word, &go, &done, false))
-            .collect();
-        let credit = lost
-            .iter()
-            .position(|&s| s == Spin::LostWithoutYields)
-            .unwrap_or_else(|| panic!("the yields never stopped: {lost:?}"));
-        assert!(
-            credit >= 32,
-            "the yields stopped after {credit} lost spins: {lost:?}"
-        );
-        assert!(
-            lost[..credit].iter().all(|&s| s == Spin::LostAfterYields),
-            "a fresh monitor spins fully until its credit runs out: {lost:?}"
-        );
-        for (i, &spin) in lost[credit..].iter().enumerate() {
-            let explores = i % (EXPLORE_AFTER + 1) == EXPLORE_AFTER;
-            let expected = if explores {
-                Spin::LostAfterYields
-            } else {
-                Spin::LostWithoutYields
-            };
-            assert_eq!(
-                spin,
-                expected,
-                "lost spin {} after the credit ran out: {lost:?}",
-                i + 1
+    with_partner(
+        || drop(word.lock()),
+        |go, done| {
+            let word = &word;
+            // Every spin loses: the holder lets go only once the contender has
+            // blocked, so each round is one lost spin and nothing else, and the
+            // sequence is exact: full spins while the credit lasts, then spin
+            // hints only, with one full spin after every `EXPLORE_AFTER` lost.
+            let lost: Vec<Spin> = (0..ROUNDS).map(|_| round(word, go, done, false)).collect();
+            let credit = lost
+                .iter()
+                .position(|&s| s == Spin::LostWithoutYields)
+                .unwrap_or_else(|| panic!("the yields never stopped: {lost:?}"));
+            assert!(
+                credit >= 32,
+                "the yields stopped after {credit} lost spins: {lost:?}"
             );
-        }
+            assert!(
+                lost[..credit].iter().all(|&s| s == Spin::LostAfterYields),
+                "a fresh monitor spins fully until its credit runs out: {lost:?}"
+            );
+            for (i, &spin) in lost[credit..].iter().enumerate() {
+                let explores = i % (EXPLORE_AFTER + 1) == EXPLORE_AFTER;
+                let expected = if explores {
+                    Spin::LostAfterYields
+                } else {
+                    Spin::LostWithoutYields
+                };
+                assert_eq!(
+                    spin,
+                    expected,
+                    "lost spin {} after the credit ran out: {lost:?}",
+                    i + 1
+                );
+            }
 
-        // The holder lets go as soon as the contender yields: an exploring
-        // spin wins, and the full spins come back. This phase leans on the
-        // scheduler: a holder that does not run while the contender yields
-        // six more times turns a win into a loss, which costs one credit
-        // where a win earns seven, so only the tail is checked.
-        let won: Vec<Spin> = (0..ROUNDS).map(|_| round(word, &go, &done, true)).collect();
-        let tail = &won[ROUNDS - 20..];
-        assert!(
-            tail.iter().all(|&s| s != Spin::LostWithoutYields),
-            "spins that win kept no credit: {won:?}"
-        );
-        drop(go);
-    });
+            // The holder lets go as soon as the contender yields: an exploring
+            // spin wins, and the full spins come back. This phase leans on the
+            // scheduler: a holder that does not run while the contender yields
+            // six more times turns a win into a loss, which costs one credit
+            // where a win earns seven, so only the tail is checked.
+            let won: Vec<Spin> = (0..ROUNDS).map(|_| round(word, go, done, true)).collect();
+            let tail = &won[ROUNDS - 20..];
+            assert!(
+                tail.iter().all(|&s| s != Spin::LostWithoutYields),
+                "spins that win kept no credit: {won:?}"
+            );
+        },
+    );
 }

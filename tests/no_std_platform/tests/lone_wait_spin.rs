@@ -5,7 +5,7 @@
 //! this binary: the platform's counts are process-wide.
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{WAITS, YIELDS, install};
+use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread;
@@ -57,41 +57,33 @@ fn one_wait(
 fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     install();
     let word = MultiUseWord::new();
-    let (go, go_rx) = mpsc::channel();
-    let (done_tx, done) = mpsc::channel();
-    thread::scope(|s| {
+    let turn = || {
+        let mut guard = word.lock();
+        guard.wait();
+    };
+    with_partner(turn, |go, done| {
         let word = &word;
-        s.spawn(move || {
-            while go_rx.recv().is_ok() {
-                let mut guard = word.lock();
-                guard.wait();
-                drop(guard);
-                done_tx.send(()).unwrap();
-            }
-        });
-
         // A fresh monitor: the long spin, then a park that lasts.
-        let first = one_wait(word, &go, &done, LONG);
+        let first = one_wait(word, go, done, LONG);
         assert!(
             first > SHORT_SPIN_YIELDS,
             "a lone waiter yields more than the short budget: {first} yields"
         );
         // That park marked the monitor: the next lone waiter parks without
         // spinning.
-        let after_long = one_wait(word, &go, &done, Duration::ZERO);
+        let after_long = one_wait(word, go, done, Duration::ZERO);
         assert_eq!(after_long, 0, "a wait after a long park still yielded");
         // A park that ends soon clears the mark (tried again where the
         // machine woke the waiter late).
         let again: Vec<usize> = (0..TRIES)
-            .map(|_| one_wait(word, &go, &done, Duration::ZERO))
+            .map(|_| one_wait(word, go, done, Duration::ZERO))
             .collect();
         assert!(
             again.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
             "waits that park briefly never brought the long spin back: {again:?}"
         );
         // And a long park marks it again.
-        one_wait(word, &go, &done, LONG);
-        assert_eq!(one_wait(word, &go, &done, Duration::ZERO), 0);
-        drop(go);
+        one_wait(word, go, done, LONG);
+        assert_eq!(one_wait(word, go, done, Duration::ZERO), 0);
     });
 }
