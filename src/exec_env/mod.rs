@@ -212,6 +212,10 @@ pub(crate) struct ExecEnv {
     /// crate runs there (a platform callback) that asks for one would wait
     /// for itself, silently, if the two keys shared the stripe.
     pub(crate) stripe_held: UnsafeCell<bool>,
+    /// Thread-owned: the thread's notify ended another thread's wait since
+    /// its own last wait began, a hint for the wait policy.
+    #[cfg(not(metalock_model))]
+    ended_a_wait: UnsafeCell<bool>,
     /// Thread-owned: how many of the crate's allocations for a lock the
     /// thread is inside ([`ExecEnv::allocating`]).
     allocating: UnsafeCell<u8>,
@@ -265,6 +269,8 @@ impl ExecEnv {
             in_meta_lock_seam: UnsafeCell::new(false),
             meta_lock_held: UnsafeCell::new(0),
             stripe_held: UnsafeCell::new(false),
+            #[cfg(not(metalock_model))]
+            ended_a_wait: UnsafeCell::new(false),
             allocating: UnsafeCell::new(0),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
@@ -297,6 +303,29 @@ impl ExecEnv {
     #[inline]
     pub(crate) fn current_if_bound() -> Option<&'static ExecEnv> {
         binding::current_if_bound()
+    }
+
+    /// Notes that this EE's thread ended another thread's wait (see
+    /// `ended_a_wait`).
+    ///
+    /// # Safety
+    /// Called on the thread the EE is bound to.
+    #[cfg(not(metalock_model))]
+    pub(crate) unsafe fn note_ended_a_wait(&self) {
+        // SAFETY: a thread-owned field, on its thread (caller's contract).
+        self.ended_a_wait.with_mut(|ended| unsafe { *ended = true });
+    }
+
+    /// Whether this EE's thread ended another thread's wait since the last
+    /// call; clears the note.
+    ///
+    /// # Safety
+    /// Called on the thread the EE is bound to.
+    #[cfg(not(metalock_model))]
+    pub(crate) unsafe fn take_ended_a_wait(&self) -> bool {
+        // SAFETY: a thread-owned field, on its thread (caller's contract).
+        self.ended_a_wait
+            .with_mut(|ended| unsafe { core::mem::replace(&mut *ended, false) })
     }
 
     /// Runs `f` with the calling thread's EE, for an operation that hands no

@@ -143,7 +143,7 @@ impl ConditionWord {
                 // alive (see the module docs).
                 let word = unsafe { &*(bound as *const MultiUseWord) };
                 // SAFETY: the stripe is the condition's and locked; the
-                // word is alive.
+                // word is alive; `ee` is the calling thread's.
                 let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all) };
                 self.unbind_unless_waited_on(waiting);
                 notified

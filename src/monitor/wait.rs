@@ -256,7 +256,9 @@ impl MultiUseWord {
         // are visible.
         let signal = || ee.monitor_signal.load(Ordering::Acquire);
         let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
-        let mut spin = policy::WaitSpin::new(deadline, lone);
+        // SAFETY: `ee` is the calling thread's, whose parker it parks on
+        // below (`wait` takes it from the record the thread waits with).
+        let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, lone) };
         while spin.spin() {
             if signal() != SIGNAL_NONE {
                 return signal();
@@ -299,7 +301,7 @@ impl MultiUseWord {
         if !stripe.may_have_waiters() {
             return 0;
         }
-        // SAFETY: we own the monitor, so the word is alive.
+        // SAFETY: we own the monitor, so the word is alive; `ee` is ours.
         stripe.with(ee, |waiting| unsafe {
             self.move_waiters(ee, waiting, key, all)
         })
@@ -314,7 +316,8 @@ impl MultiUseWord {
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
     /// word's monitor; the word is alive (the caller owns the monitor, or a
-    /// waiter that cannot leave without the stripe keeps it alive).
+    /// waiter that cannot leave without the stripe keeps it alive); `ee` is
+    /// the calling thread's.
     pub(super) unsafe fn move_waiters(
         &self,
         ee: &ExecEnv,
@@ -392,6 +395,10 @@ impl MultiUseWord {
         if let Some(lock) = held {
             let bits = lock.bits;
             lock.release(bits);
+        }
+        if notified > 0 {
+            // SAFETY: `ee` is the calling thread's (the caller's contract).
+            unsafe { policy::ended_waits(ee) };
         }
         notified
     }

@@ -1,12 +1,13 @@
 //! A lone waiter's spin seen from the platform: a waiter alone in its
 //! stripe yields the long budget before it parks, parks without spinning
-//! once a wait of its monitor stayed parked a millisecond or more, and
-//! yields again once a park ends sooner (README, "Contention policy"). One test in
-//! this binary: the platform's counts are process-wide.
+//! once a wait of its monitor stayed parked long (100 µs, or a millisecond
+//! after the waiter ended another's wait), and yields again once a park
+//! ends sooner (README, "Contention policy"). One test in this binary: the
+//! platform's counts are process-wide.
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,12 +19,55 @@ const SHORT_SPIN_YIELDS: usize = 7;
 /// Well past the policy's `LONG_PARK` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
 
+/// Past the policy's `LONG_PARK_UNPAIRED` (100 µs), and short of its
+/// `LONG_PARK` on a machine that wakes the waiter soon.
+const MEDIUM: Duration = Duration::from_micros(400);
+
 /// How long a waiter may take to park before the test gives up on it.
 const STUCK: Duration = Duration::from_secs(30);
 
-/// Tries, for the waits that end soon after they park: a wake-up on a busy
-/// machine can take a millisecond, and a park that long keeps the mark.
-const TRIES: usize = 50;
+/// Tries, for the waits that must end soon after they park: a wake-up on a
+/// busy machine can take a millisecond, and a park that long keeps the
+/// mark.
+const TRIES: usize = 200;
+
+/// Runs `wait` (which returns a wait's yields) up to [`TRIES`] times, until
+/// a wait yields more than the short budget; returns every count.
+fn until_long_spin(mut wait: impl FnMut() -> usize) -> Vec<usize> {
+    let mut spun = Vec::new();
+    while spun.len() < TRIES && spun.last().is_none_or(|&n| n <= SHORT_SPIN_YIELDS) {
+        spun.push(wait());
+    }
+    spun
+}
+
+/// Spins until `done`, or panics with `stuck` after [`STUCK`].
+fn spin_until(done: impl Fn() -> bool, stuck: &str) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < STUCK, "{stuck}");
+        std::hint::spin_loop();
+    }
+}
+
+/// Notifies a third thread waiting on `gate`: the calling thread ends
+/// another's wait, as each of a pair that waits in turn does.
+fn end_a_wait(gate: &MultiUseWord) {
+    let waiting = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = gate.lock();
+            waiting.store(true, Ordering::SeqCst);
+            // Released only by the wait: the notify below finds us waiting.
+            guard.wait();
+        });
+        spin_until(
+            || waiting.load(Ordering::SeqCst),
+            "the third thread never waited",
+        );
+        assert!(gate.lock().notify_one(), "the notify missed the waiter");
+    });
+}
 
 /// One wait of the waiter thread on `word`: notified once the waiter has
 /// parked and `parked` has passed. Returns the yields it asked for before
@@ -38,14 +82,10 @@ fn one_wait(
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
     go.send(()).unwrap();
     // Only the waiter's park waits on the platform: its lock is free.
-    let started = Instant::now();
-    while WAITS.load(Ordering::SeqCst) == waits {
-        assert!(
-            started.elapsed() < STUCK,
-            "the waiter never parked (did its thread panic?)"
-        );
-        std::hint::spin_loop();
-    }
+    spin_until(
+        || WAITS.load(Ordering::SeqCst) != waits,
+        "the waiter never parked (did its thread panic?)",
+    );
     let spun = YIELDS.load(Ordering::SeqCst) - yields;
     thread::sleep(parked);
     word.lock().notify_one();
@@ -53,11 +93,44 @@ fn one_wait(
     spun
 }
 
+/// One wait of the waiter thread on `word` right after it ended another
+/// thread's wait (`paired` asks its turn to): notified once the waiter has parked
+/// and `parked` has passed. `before_wait` is where the turn leaves the
+/// platform's wait count before the waiter's own wait.
+fn one_paired_wait(
+    word: &MultiUseWord,
+    (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
+    (paired, before_wait): (&AtomicBool, &AtomicUsize),
+    parked: Duration,
+) {
+    before_wait.store(usize::MAX, Ordering::SeqCst);
+    paired.store(true, Ordering::SeqCst);
+    go.send(()).unwrap();
+    spin_until(
+        || before_wait.load(Ordering::SeqCst) != usize::MAX,
+        "the waiter never ended the third thread's wait",
+    );
+    let waits = before_wait.load(Ordering::SeqCst);
+    spin_until(
+        || WAITS.load(Ordering::SeqCst) != waits,
+        "the waiter never parked (did its thread panic?)",
+    );
+    thread::sleep(parked);
+    word.lock().notify_one();
+    done.recv().unwrap();
+    paired.store(false, Ordering::SeqCst);
+}
+
 #[test]
 fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     install();
-    let word = MultiUseWord::new();
+    let (word, gate) = (MultiUseWord::new(), MultiUseWord::new());
+    let (paired, before_wait) = (AtomicBool::new(false), AtomicUsize::new(0));
     let turn = || {
+        if paired.load(Ordering::SeqCst) {
+            end_a_wait(&gate);
+            before_wait.store(WAITS.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
         let mut guard = word.lock();
         guard.wait();
     };
@@ -75,15 +148,31 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         assert_eq!(after_long, 0, "a wait after a long park still yielded");
         // A park that ends soon clears the mark (tried again where the
         // machine woke the waiter late).
-        let again: Vec<usize> = (0..TRIES)
-            .map(|_| one_wait(word, go, done, Duration::ZERO))
-            .collect();
+        let again = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
         assert!(
             again.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
             "waits that park briefly never brought the long spin back: {again:?}"
         );
-        // And a long park marks it again.
-        one_wait(word, go, done, LONG);
-        assert_eq!(one_wait(word, go, done, Duration::ZERO), 0);
+        // A waiter that woke no parked thread is marked by a park of
+        // hundreds of microseconds.
+        one_wait(word, go, done, MEDIUM);
+        assert_eq!(
+            one_wait(word, go, done, Duration::ZERO),
+            0,
+            "a park of {MEDIUM:?} did not mark the set"
+        );
+        // One that ended another's wait is not, so that a pair parking in
+        // turn keeps spinning: such a park clears the mark (tried again where
+        // the machine woke the waiter late).
+        let after_paired = until_long_spin(|| {
+            one_wait(word, go, done, LONG);
+            one_paired_wait(word, (go, done), (&paired, &before_wait), MEDIUM);
+            one_wait(word, go, done, Duration::ZERO)
+        });
+        assert!(
+            after_paired.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            "a park of {MEDIUM:?} after a notify that reached a waiter marked the set: \
+             {after_paired:?}"
+        );
     });
 }
