@@ -49,7 +49,7 @@ use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
     PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
 };
-use common::wake::{self, FEED_PERIOD, PARKED_AFTER, Wake};
+use common::wake::{self, FEED_PERIODS, PARKED_AFTER, Wake};
 use common::work::{Calibration, WORK_NS, Workload, work_label};
 
 /// Uncontended: pairs per timed run, and runs per lock (after one warm-up).
@@ -324,29 +324,48 @@ fn idle_notify(rows: &mut Vec<Row>, notifies: u64) {
     rows.push(row);
 }
 
-/// Items per run of the slow-feed row, [`FEED_PERIOD`] apart.
-const FEED_ITEMS: u64 = 100;
+/// The producer's sleeps in one run of a slow-feed row, in all: its items
+/// come [`FEED_PERIODS`] apart, and each sleep oversleeps a little.
+const FEED_RUN: Duration = Duration::from_millis(200);
 
-/// A consumer fed an item every [`FEED_PERIOD`]: its CPU per item, every
+/// The label of a feed period: microseconds below a millisecond.
+fn period_label(period: Duration) -> String {
+    match period.as_millis() {
+        0 => format!("{} µs", period.as_micros()),
+        ms => format!("{ms} ms"),
+    }
+}
+
+/// The items of one run of a slow-feed row.
+fn feed_items(period: Duration) -> u64 {
+    (FEED_RUN.as_micros() / period.as_micros()) as u64
+}
+
+/// A consumer fed an item every `period`: its CPU per item, every
 /// column, `rounds.count` runs interleaved, medians.
-fn slow_feed(rows: &mut Vec<Row>, rounds: Rounds) {
-    fn run<B: BoundedBuffer>(column: usize) -> Run<'static, Duration> {
+fn slow_feed(rows: &mut Vec<Row>, rounds: Rounds, period: Duration) {
+    let items = feed_items(period);
+    fn run<B: BoundedBuffer>(
+        column: usize,
+        period: Duration,
+        items: u64,
+    ) -> Run<'static, Duration> {
         (
             column,
-            Box::new(|| wake::slow_feed::<B>(FEED_PERIOD, FEED_ITEMS)),
+            Box::new(move || wake::slow_feed::<B>(period, items)),
         )
     }
     let runs = [
-        run::<MetaBuffer>(WORD),
-        run::<MetaCondBuffer>(SYNC),
-        run::<PlBuffer>(PL),
-        run::<StdBuffer>(STD),
+        run::<MetaBuffer>(WORD, period, items),
+        run::<MetaCondBuffer>(SYNC, period, items),
+        run::<PlBuffer>(PL, period, items),
+        run::<StdBuffer>(STD, period, items),
     ];
     let samples = run_interleaved(&runs, rounds.count, 0);
     let mut row = Row::new(
         format!(
-            "consumer fed every {} ms: its CPU per item⁴",
-            FEED_PERIOD.as_millis()
+            "consumer fed every {}: its CPU per item⁴",
+            period_label(period)
         ),
         "µs ↓",
         Better::Lower,
@@ -954,7 +973,9 @@ fn main() {
     eprintln!("  ping-pong");
     ping_pong(&mut rows, rounds);
     eprintln!("  slow feed");
-    slow_feed(&mut rows, rounds);
+    for period in FEED_PERIODS {
+        slow_feed(&mut rows, rounds, period);
+    }
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
     let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
@@ -1006,11 +1027,14 @@ fn main() {
          how often a thread blocked, per item or round trip."
     );
     println!(
-        "⁴ a producer sleeps {} ms before each of {FEED_ITEMS} puts into a buffer of the \
-         bounded-buffer rows' kind (capacity 16), a consumer takes them, waiting alone each \
-         time; the consumer thread's user+system time (getrusage) per item, {} runs per column, \
-         interleaved, medians.",
-        FEED_PERIOD.as_millis(),
+        "⁴ a producer sleeps the period before each put into a buffer of the bounded-buffer \
+         rows' kind (capacity 16), {} items (sleeps of {} ms in all), a consumer takes them, waiting alone \
+         each time; the consumer thread's user+system time (getrusage) per item, {} runs per \
+         column, interleaved, medians.",
+        FEED_PERIODS
+            .map(|period| format!("{} for {}", feed_items(period), period_label(period)))
+            .join(", "),
+        FEED_RUN.as_millis(),
         rounds.count
     );
     println!();

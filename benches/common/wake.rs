@@ -1,6 +1,7 @@
 //! How a waiting thread wakes: the latency from a notify or an interrupt to
 //! the waiter's return ([`wake_latencies`]), and the CPU a waiter spends per
-//! wake-up when its waits last milliseconds ([`slow_feed`]).
+//! wake-up when its waits last hundreds of microseconds or more
+//! ([`slow_feed`]).
 
 use std::time::Duration;
 
@@ -9,10 +10,11 @@ use metalock::Synchronized;
 use super::measure::Usage;
 use super::wait_notify::BoundedBuffer;
 
-/// How often [`slow_feed`]'s producer puts an item: waits last about this
-/// long, past the millisecond from which a lone waiter stops yielding
-/// before it parks (README, "Contention policy").
-pub const FEED_PERIOD: Duration = Duration::from_millis(2);
+/// How often [`slow_feed`]'s producer puts an item, in the rows that
+/// measure it: waits that last a few hundred microseconds and waits that
+/// last milliseconds, both past the park from which a lone waiter stops
+/// yielding before it parks (README, "Contention policy").
+pub const FEED_PERIODS: [Duration; 2] = [Duration::from_micros(200), Duration::from_millis(2)];
 
 /// Capacity of [`slow_feed`]'s buffer: the producer never waits.
 const FEED_CAPACITY: usize = 16;
