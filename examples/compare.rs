@@ -1028,12 +1028,16 @@ fn main() {
     );
     println!(
         "⁴ a producer sleeps the period before each put into a buffer of the bounded-buffer \
-         rows' kind (capacity 16), {} items (sleeps of {} ms in all), a consumer takes them, waiting alone \
-         each time; the consumer thread's user+system time (getrusage) per item, {} runs per \
-         column, interleaved, medians.",
+         rows' kind (capacity 16), {} ({} ms of sleeps per run), a consumer takes them, \
+         waiting alone each time; the consumer thread's user+system time (getrusage) per item, \
+         {} runs per column, interleaved, medians.",
         FEED_PERIODS
-            .map(|period| format!("{} for {}", feed_items(period), period_label(period)))
-            .join(", "),
+            .map(|period| format!(
+                "{} items every {}",
+                feed_items(period),
+                period_label(period)
+            ))
+            .join(" or "),
         FEED_RUN.as_millis(),
         rounds.count
     );
