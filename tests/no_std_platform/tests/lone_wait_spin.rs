@@ -121,18 +121,38 @@ fn one_paired_wait(
     paired.store(false, Ordering::SeqCst);
 }
 
+/// One wait of the waiter thread that nobody notifies (`timed` asks its
+/// turn for it): it runs out of time after [`LONG`]. Returns the yields it
+/// asked for (nothing else in the process yields meanwhile).
+fn one_timed_out_wait(
+    (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
+    timed: &AtomicBool,
+) -> usize {
+    let yields = YIELDS.load(Ordering::SeqCst);
+    timed.store(true, Ordering::SeqCst);
+    go.send(()).unwrap();
+    done.recv().unwrap();
+    timed.store(false, Ordering::SeqCst);
+    YIELDS.load(Ordering::SeqCst) - yields
+}
+
 #[test]
 fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     install();
     let (word, gate) = (MultiUseWord::new(), MultiUseWord::new());
     let (paired, before_wait) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let timed = AtomicBool::new(false);
     let turn = || {
         if paired.load(Ordering::SeqCst) {
             end_a_wait(&gate);
             before_wait.store(WAITS.load(Ordering::SeqCst), Ordering::SeqCst);
         }
         let mut guard = word.lock();
-        guard.wait();
+        if timed.load(Ordering::SeqCst) {
+            assert!(guard.wait_for(LONG).timed_out(), "nobody notifies it");
+        } else {
+            guard.wait();
+        }
     };
     with_partner(turn, |go, done| {
         let word = &word;
@@ -153,7 +173,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             again.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
             "waits that park briefly never brought the long spin back: {again:?}"
         );
-        // A waiter that woke no parked thread is marked by a park of
+        // A waiter whose notifies reached no waiter is marked by a park of
         // hundreds of microseconds.
         one_wait(word, go, done, MEDIUM);
         assert_eq!(
@@ -173,6 +193,21 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             after_paired.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
             "a park of {MEDIUM:?} after a notify that reached a waiter marked the set: \
              {after_paired:?}"
+        );
+        // A wait that ran out of time learns as a notified one does (tried
+        // again where the set was still marked when it began).
+        let timed_out = until_long_spin(|| {
+            one_wait(word, go, done, Duration::ZERO);
+            one_timed_out_wait((go, done), &timed)
+        });
+        assert!(
+            timed_out.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            "timed waits never began on a clear mark: {timed_out:?}"
+        );
+        assert_eq!(
+            one_wait(word, go, done, Duration::ZERO),
+            0,
+            "a wait that ran out of time after a park of {LONG:?} did not mark the set"
         );
     });
 }
