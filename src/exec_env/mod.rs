@@ -212,10 +212,11 @@ pub(crate) struct ExecEnv {
     /// crate runs there (a platform callback) that asks for one would wait
     /// for itself, silently, if the two keys shared the stripe.
     pub(crate) stripe_held: UnsafeCell<bool>,
-    /// Thread-owned: the thread's notify ended another thread's wait since
-    /// its own last wait began, a hint for the wait policy.
+    /// Thread-owned: the thread's notify reached a waiter since the thread's
+    /// last wait that learns began, a hint for the wait policy (a pooled EE
+    /// may bring it to its next thread: one wait learns less then).
     #[cfg(not(metalock_model))]
-    ended_a_wait: UnsafeCell<bool>,
+    reached_a_waiter: UnsafeCell<bool>,
     /// Thread-owned: how many of the crate's allocations for a lock the
     /// thread is inside ([`ExecEnv::allocating`]).
     allocating: UnsafeCell<u8>,
@@ -270,7 +271,7 @@ impl ExecEnv {
             meta_lock_held: UnsafeCell::new(0),
             stripe_held: UnsafeCell::new(false),
             #[cfg(not(metalock_model))]
-            ended_a_wait: UnsafeCell::new(false),
+            reached_a_waiter: UnsafeCell::new(false),
             allocating: UnsafeCell::new(0),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
@@ -305,27 +306,30 @@ impl ExecEnv {
         binding::current_if_bound()
     }
 
-    /// Notes that this EE's thread ended another thread's wait (see
-    /// `ended_a_wait`).
+    /// Notes that this EE's thread's notify reached a waiter (see
+    /// `reached_a_waiter`).
     ///
     /// # Safety
     /// Called on the thread the EE is bound to.
     #[cfg(not(metalock_model))]
-    pub(crate) unsafe fn note_ended_a_wait(&self) {
+    #[inline]
+    pub(crate) unsafe fn note_reached_a_waiter(&self) {
         // SAFETY: a thread-owned field, on its thread (caller's contract).
-        self.ended_a_wait.with_mut(|ended| unsafe { *ended = true });
+        self.reached_a_waiter
+            .with_mut(|reached| unsafe { *reached = true });
     }
 
-    /// Whether this EE's thread ended another thread's wait since the last
+    /// Whether this EE's thread's notify reached a waiter since the last
     /// call; clears the note.
     ///
     /// # Safety
     /// Called on the thread the EE is bound to.
     #[cfg(not(metalock_model))]
-    pub(crate) unsafe fn take_ended_a_wait(&self) -> bool {
+    #[inline]
+    pub(crate) unsafe fn take_reached_a_waiter(&self) -> bool {
         // SAFETY: a thread-owned field, on its thread (caller's contract).
-        self.ended_a_wait
-            .with_mut(|ended| unsafe { core::mem::replace(&mut *ended, false) })
+        self.reached_a_waiter
+            .with_mut(|reached| unsafe { core::mem::replace(&mut *reached, false) })
     }
 
     /// Runs `f` with the calling thread's EE, for an operation that hands no

@@ -49,25 +49,29 @@
 //! How long is long depends on whether the waiter may be half of a pair
 //! that parks in turn. Such a pair measures, in each park, its own late
 //! wake-up, the partner's and the partner's work between them; it must stay
-//! unmarked, or it would never spin again. Each of a pair ends the other's
-//! waits (a producer and a consumer of a bounded buffer, the two of a
-//! ping-pong), which a thread that waits for a feed does not: a waiter
-//! whose notify reached another waiter since its last wait began is marked
-//! by a park of `LONG_PARK` or more (while wake-ups stay under about 0.4 ms
-//! each, a parked pair's first park clears the mark and the pair spins
-//! again, so a long pause, the first item of a stream or a stall, costs one
-//! park), and any other by a park of `LONG_PARK_UNPAIRED`. Where wake-ups
-//! are slower, a pair parks in turn with or without the mark, since the
-//! long spin (tens of microseconds) cannot outlast a partner's wake-up, and
-//! the mark saves it the spin. Only a notify that reached a waiter, parked
-//! or still spinning, tells a pair apart: counting only the wake-ups of
-//! parked threads was tried, and a pair of which one spun while the other
-//! parked marked the parked one's set (a buffer of one slot between two
-//! conditions, in quick `compare` runs on a 2-vCPU Intel Xeon: 0.22 and
-//! 0.50 million items per second, against 0.75 and 0.94 before). A marked
-//! waiter's park includes its own wake-up, so where wake-ups take
-//! `LONG_PARK_UNPAIRED` or more its set stays marked, and its waits cost
-//! what parking_lot's do.
+//! unmarked, or it would never spin again. Each of a pair notifies the
+//! other (a producer and a consumer of a bounded buffer, the two of a
+//! ping-pong), which a thread that waits for a feed does not: a lone waiter
+//! whose notify reached a waiter since its last lone wait began is marked
+//! by a park of `LONG_PARK_PAIRED` or more (while wake-ups stay under about
+//! 0.4 ms each, a parked pair's first park clears the mark and the pair
+//! spins again, so a long pause, the first item of a stream or a stall,
+//! costs one park), and any other by a park of `LONG_PARK_UNPAIRED`. Where
+//! wake-ups are slower, a pair parks in turn with or without the mark,
+//! since the long spin (tens of microseconds) cannot outlast a partner's
+//! wake-up, and the mark saves it the spin. A marked waiter's park includes
+//! its own wake-up, so where wake-ups take `LONG_PARK_UNPAIRED` or more its
+//! set can stay marked, and its waits cost what parking_lot's do.
+//!
+//! Only a notify that reached a waiter, parked or still spinning, tells a
+//! pair apart: counting only the wake-ups of parked threads was tried, and
+//! a pair of which one spun while the other parked marked the parked one's
+//! set. The hint is the thread's, not the set's, and sees only the crate's
+//! notifies: a pair of which one side wakes the other some other way (a
+//! channel, an interrupt, another crate's condition variable), or notifies
+//! before the other waits, counts as unpaired, and a fed worker that
+//! notifies a waiting client after each item counts as paired, so that only
+//! parks of `LONG_PARK_PAIRED` mark its set.
 
 use crate::exec_env::ExecEnv;
 use crate::primitive::SpinWait;
@@ -84,12 +88,12 @@ use core::time::Duration;
 const LONE_WAITER_YIELDS: u32 = 60;
 
 /// A park this long marks the wait set of a lone waiter whose notify
-/// reached another waiter since its last wait began: forty times the long
+/// reached a waiter since its last lone wait began: forty times the long
 /// spin on a virtual machine whose yield takes 0.4 µs, and more than a
 /// parked pair's two late wake-ups on such a machine (tens to a few
 /// hundred µs each).
 #[cfg(not(metalock_model))]
-const LONG_PARK: Duration = Duration::from_millis(1);
+const LONG_PARK_PAIRED: Duration = Duration::from_millis(1);
 
 /// A park this long marks the set of any other lone waiter: four to eight
 /// times the long spin, twice a wake-up on a virtual machine whose idle
@@ -138,15 +142,13 @@ pub(super) struct WaitSpin {
     /// Where the yields stop, if the wait has a deadline.
     #[cfg(not(metalock_model))]
     deadline: Option<Instant>,
-    /// A lone waiter's mark, which its wait learns into.
+    /// A lone waiter's mark, which its wait learns into, and the park that
+    /// sets it.
     #[cfg(not(metalock_model))]
-    mark: Option<&'static AtomicU32>,
+    mark: Option<(&'static AtomicU32, Duration)>,
     /// When the wait parked, if it learns.
     #[cfg(not(metalock_model))]
     parked_at: Option<Instant>,
-    /// A park this long marks the set.
-    #[cfg(not(metalock_model))]
-    long_park: Duration,
 }
 
 impl WaitSpin {
@@ -161,14 +163,6 @@ impl WaitSpin {
     pub(super) unsafe fn new(ee: &ExecEnv, deadline: Option<Instant>, lone: Option<usize>) -> Self {
         #[cfg(not(metalock_model))]
         {
-            // SAFETY: the caller's contract. Taken by every wait, so that it
-            // tells what the thread did since its last one began.
-            let paired = unsafe { ee.take_ended_a_wait() };
-            let long_park = if paired {
-                LONG_PARK
-            } else {
-                LONG_PARK_UNPAIRED
-            };
             if deadline.is_some_and(|deadline| crate::sys::get().now() >= deadline) {
                 return Self {
                     spin: SpinWait::with_limit(0),
@@ -176,14 +170,26 @@ impl WaitSpin {
                     deadline,
                     mark: None,
                     parked_at: None,
-                    long_park,
                 };
             }
-            let mark = lone.map(long_parked);
+            let mark = lone.map(|key| {
+                // SAFETY: the caller's contract. Taken only by a wait that
+                // learns, so that another wait in between (on another
+                // monitor, or with others in its stripe) leaves it.
+                let paired = unsafe { ee.take_reached_a_waiter() };
+                let long_park = if paired {
+                    LONG_PARK_PAIRED
+                } else {
+                    LONG_PARK_UNPAIRED
+                };
+                (long_parked(key), long_park)
+            });
             let (spin, yields) = match mark {
                 None => (SpinWait::default(), 0),
                 // Relaxed: as in `learn`.
-                Some(mark) if mark.load(Ordering::Relaxed) != 0 => (SpinWait::with_limit(0), 0),
+                Some((mark, _)) if mark.load(Ordering::Relaxed) != 0 => {
+                    (SpinWait::with_limit(0), 0)
+                }
                 Some(_) => (SpinWait::default(), LONE_WAITER_YIELDS),
             };
             Self {
@@ -192,7 +198,6 @@ impl WaitSpin {
                 deadline,
                 mark,
                 parked_at: None,
-                long_park,
             }
         }
         #[cfg(metalock_model)]
@@ -238,24 +243,24 @@ impl WaitSpin {
     #[inline]
     pub(super) fn woke(&self) {
         #[cfg(not(metalock_model))]
-        if let (Some(mark), Some(parked_at)) = (self.mark, self.parked_at) {
+        if let (Some((mark, long_park)), Some(parked_at)) = (self.mark, self.parked_at) {
             let parked = crate::sys::get().now().saturating_duration_since(parked_at);
-            learn(mark, parked >= self.long_park);
+            learn(mark, parked >= long_park);
         }
     }
 }
 
-/// A notify of the thread of `ee` reached another waiter: its next wait
-/// counts as one of a pair's.
+/// A notify of the thread of `ee` reached a waiter: the thread's next wait
+/// that learns counts as one of a pair's.
 ///
 /// # Safety
 /// `ee` is the calling thread's.
 #[inline]
-pub(super) unsafe fn ended_waits(ee: &ExecEnv) {
+pub(super) unsafe fn note_reached_waiters(ee: &ExecEnv) {
     // SAFETY: the caller's contract.
     #[cfg(not(metalock_model))]
     unsafe {
-        ee.note_ended_a_wait()
+        ee.note_reached_a_waiter()
     };
     #[cfg(metalock_model)]
     let _ = ee;

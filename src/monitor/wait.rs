@@ -243,7 +243,7 @@ impl MultiUseWord {
     /// until `deadline`, or until `interrupt` is set; returns the signal
     /// (`SIGNAL_NONE` if the time ran out or the interrupt came first).
     /// Spins first, as `policy` says for a waiter alone in its stripe
-    /// (`lone`: its wait set's key) or not.
+    /// (`lone`: its wait set's key) or not. Called on `ee`'s thread.
     fn sleep(
         &self,
         ee: &'static ExecEnv,
@@ -398,7 +398,7 @@ impl MultiUseWord {
         }
         if notified > 0 {
             // SAFETY: `ee` is the calling thread's (the caller's contract).
-            unsafe { policy::ended_waits(ee) };
+            unsafe { policy::note_reached_waiters(ee) };
         }
         notified
     }

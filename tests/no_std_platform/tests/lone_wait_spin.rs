@@ -1,7 +1,7 @@
 //! A lone waiter's spin seen from the platform: a waiter alone in its
 //! stripe yields the long budget before it parks, parks without spinning
 //! once a wait of its monitor stayed parked long (100 µs, or a millisecond
-//! after the waiter ended another's wait), and yields again once a park
+//! after the waiter's notify reached another waiter), and yields again once a park
 //! ends sooner (README, "Contention policy"). One test in this binary: the
 //! platform's counts are process-wide.
 
@@ -16,18 +16,19 @@ use std::time::{Duration, Instant};
 /// (10 rounds, the first three of spin hints).
 const SHORT_SPIN_YIELDS: usize = 7;
 
-/// Well past the policy's `LONG_PARK` (1 ms).
+/// Well past the policy's `LONG_PARK_PAIRED` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
 
 /// Past the policy's `LONG_PARK_UNPAIRED` (100 µs), and short of its
-/// `LONG_PARK` on a machine that wakes the waiter soon.
+/// `LONG_PARK_PAIRED` on a machine that wakes the waiter soon.
 const MEDIUM: Duration = Duration::from_micros(400);
 
-/// How long a waiter may take to park before the test gives up on it.
+/// How long a thread may take to park, or a turn to end, before the test
+/// gives up on it.
 const STUCK: Duration = Duration::from_secs(30);
 
 /// Tries, for the waits that must end soon after they park: a wake-up on a
-/// busy machine can take a millisecond, and a park that long keeps the
+/// busy machine can take 100 µs and more, and a park that long keeps the
 /// mark.
 const TRIES: usize = 200;
 
@@ -50,16 +51,17 @@ fn spin_until(done: impl Fn() -> bool, stuck: &str) {
     }
 }
 
-/// Notifies a third thread waiting on `gate`: the calling thread ends
-/// another's wait, as each of a pair that waits in turn does.
-fn end_a_wait(gate: &MultiUseWord) {
+/// Notifies a third thread waiting on `gate`: the calling thread's notify
+/// reaches a waiter, as each of a pair that waits in turn does.
+fn notify_a_waiter(gate: &MultiUseWord) {
     let waiting = AtomicBool::new(false);
     thread::scope(|s| {
         s.spawn(|| {
             let mut guard = gate.lock();
             waiting.store(true, Ordering::SeqCst);
-            // Released only by the wait: the notify below finds us waiting.
-            guard.wait();
+            // Released only by the wait: the notify below finds us waiting
+            // (if it did not, the timeout lets the assert below end the test).
+            guard.wait_for(STUCK);
         });
         spin_until(
             || waiting.load(Ordering::SeqCst),
@@ -89,13 +91,19 @@ fn one_wait(
     let spun = YIELDS.load(Ordering::SeqCst) - yields;
     thread::sleep(parked);
     word.lock().notify_one();
-    done.recv().unwrap();
+    turn_ended(done);
     spun
 }
 
-/// One wait of the waiter thread on `word` right after it ended another
-/// thread's wait (`paired` asks its turn to): notified once the waiter has parked
-/// and `parked` has passed. `before_wait` is where the turn leaves the
+/// Waits for the waiter thread's turn to end.
+fn turn_ended(done: &mpsc::Receiver<()>) {
+    done.recv_timeout(STUCK)
+        .expect("the waiter's turn never ended (a notify missed it?)");
+}
+
+/// One wait of the waiter thread on `word` right after its notify reached
+/// another waiter (`paired` tells its turn to notify first): notified once
+/// the waiter has parked and `parked` has passed. `before_wait` is where the turn leaves the
 /// platform's wait count before the waiter's own wait.
 fn one_paired_wait(
     word: &MultiUseWord,
@@ -108,7 +116,7 @@ fn one_paired_wait(
     go.send(()).unwrap();
     spin_until(
         || before_wait.load(Ordering::SeqCst) != usize::MAX,
-        "the waiter never ended the third thread's wait",
+        "the waiter never notified the third thread",
     );
     let waits = before_wait.load(Ordering::SeqCst);
     spin_until(
@@ -117,7 +125,7 @@ fn one_paired_wait(
     );
     thread::sleep(parked);
     word.lock().notify_one();
-    done.recv().unwrap();
+    turn_ended(done);
     paired.store(false, Ordering::SeqCst);
 }
 
@@ -131,7 +139,7 @@ fn one_timed_out_wait(
     let yields = YIELDS.load(Ordering::SeqCst);
     timed.store(true, Ordering::SeqCst);
     go.send(()).unwrap();
-    done.recv().unwrap();
+    turn_ended(done);
     timed.store(false, Ordering::SeqCst);
     YIELDS.load(Ordering::SeqCst) - yields
 }
@@ -144,7 +152,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     let timed = AtomicBool::new(false);
     let turn = || {
         if paired.load(Ordering::SeqCst) {
-            end_a_wait(&gate);
+            notify_a_waiter(&gate);
             before_wait.store(WAITS.load(Ordering::SeqCst), Ordering::SeqCst);
         }
         let mut guard = word.lock();
@@ -181,9 +189,9 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             0,
             "a park of {MEDIUM:?} did not mark the set"
         );
-        // One that ended another's wait is not, so that a pair parking in
-        // turn keeps spinning: such a park clears the mark (tried again where
-        // the machine woke the waiter late).
+        // One whose notify reached a waiter is not, so that a pair parking
+        // in turn keeps spinning: such a park clears the mark (tried again
+        // where the machine woke the waiter late).
         let after_paired = until_long_spin(|| {
             one_wait(word, go, done, LONG);
             one_paired_wait(word, (go, done), (&paired, &before_wait), MEDIUM);
@@ -193,6 +201,13 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             after_paired.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
             "a park of {MEDIUM:?} after a notify that reached a waiter marked the set: \
              {after_paired:?}"
+        );
+        // But a park of a millisecond or more marks it.
+        one_paired_wait(word, (go, done), (&paired, &before_wait), LONG);
+        assert_eq!(
+            one_wait(word, go, done, Duration::ZERO),
+            0,
+            "a park of {LONG:?} after a notify that reached a waiter did not mark the set"
         );
         // A wait that ran out of time learns as a notified one does (tried
         // again where the set was still marked when it began).
