@@ -174,8 +174,8 @@ impl WaitSpin {
             }
             let mark = lone.map(|key| {
                 // SAFETY: the caller's contract. Taken only by a wait that
-                // learns, so that another wait in between (on another
-                // monitor, or with others in its stripe) leaves it.
+                // learns, so that a wait in between that does not (one with
+                // others in its stripe, or past its deadline) leaves it.
                 let paired = unsafe { ee.take_reached_a_waiter() };
                 let long_park = if paired {
                     LONG_PARK_PAIRED
