@@ -73,6 +73,8 @@ use crossbeam_utils::CachePadded;
 use crate::lock_record::LockRecord;
 #[cfg(not(metalock_swap_only))]
 use crate::primitive::AtomicBool;
+#[cfg(not(metalock_model))]
+use crate::primitive::AtomicU32;
 use crate::primitive::{AtomicUsize, Parker, UnsafeCell};
 #[cfg(not(metalock_swap_only))]
 use crate::word::BUSY;
@@ -176,6 +178,11 @@ pub(crate) struct ExecEnv {
     /// Set by a monitor exit that invites this thread to re-contend, or
     /// hands it the monitor (`SIGNAL_*`).
     pub(crate) monitor_signal: AtomicUsize,
+    /// The wait policy's wake-up stamp: zero, or asked for by this
+    /// thread's lone wait as it parks and then written by the exit that
+    /// wakes it (see `monitor::policy`).
+    #[cfg(not(metalock_model))]
+    pub(crate) wake_stamp: AtomicU32,
     /// Where this thread blocks.
     pub(crate) parker: Parker,
     /// Starts the thread-owned fields on the next cache-line block
@@ -259,6 +266,8 @@ impl ExecEnv {
             #[cfg(not(metalock_swap_only))]
             got_meta_lock_slow: AtomicBool::new(false),
             monitor_signal: AtomicUsize::new(SIGNAL_NONE),
+            #[cfg(not(metalock_model))]
+            wake_stamp: AtomicU32::new(0),
             parker: Parker::new(),
             thread_owned_block: CachePadded::new(()),
             hot_record: LockRecord::new(0),

@@ -47,21 +47,35 @@
 //! wait on yields that could not end it.
 //!
 //! How long is long depends on whether the waiter may be half of a pair
-//! that parks in turn. Such a pair measures, in each park, its own late
-//! wake-up, the partner's and the partner's work between them; it must stay
-//! unmarked, or it would never spin again. Each of a pair notifies the
-//! other (a producer and a consumer of a bounded buffer, the two of a
-//! ping-pong), which a thread that waits for a feed does not: a lone waiter
+//! that parks in turn. Such a pair measures, in each park, the partner's
+//! late wake-up and its work before it notifies (a park counts until the
+//! signal, see below); it must stay unmarked, or it would never spin
+//! again. Each of a pair notifies the other (a producer and a consumer of a
+//! bounded buffer, the two of a ping-pong), which a thread that waits for a
+//! feed does not: a lone waiter
 //! whose notify reached a waiter since its last lone wait began is marked
 //! by a park of `LONG_PARK_PAIRED` or more (while wake-ups stay under about
-//! 0.4 ms each, a parked pair's first park clears the mark and the pair
+//! 0.8 ms, a parked pair's first park clears the mark and the pair
 //! spins again, so a long pause, the first item of a stream or a stall,
-//! costs one park), and any other by a park of `LONG_PARK_UNPAIRED`. Where
-//! wake-ups are slower, a pair parks in turn with or without the mark,
-//! since the long spin (tens of microseconds) cannot outlast a partner's
-//! wake-up, and the mark saves it the spin. A marked waiter's park includes
-//! its own wake-up, so where wake-ups take `LONG_PARK_UNPAIRED` or more its
-//! set can stay marked, and its waits cost what parking_lot's do.
+//! costs one park), and any other by a park of `LONG_PARK_UNPAIRED`, a
+//! little under the long spin: an unmarked waiter marks its set once its
+//! signal comes that long after its spin failed, and a marked one keeps the
+//! mark while its signal comes that long after it parks, when the spin
+//! would mostly have failed too (a marked waiter's wait starts later, by
+//! its own wake-up, so its set would flip at every wait if the two
+//! thresholds were one). Where wake-ups are slower, a pair parks in
+//! turn with or without the mark, since the long spin (tens of
+//! microseconds) cannot outlast a partner's wake-up, and the mark saves it
+//! the spin.
+//!
+//! A park counts until the exit that signals the waiter wakes it, not until
+//! the waiter runs: the waiter asks for a stamp as it parks, and that exit
+//! writes the time into the waiter's EE before it unparks it. A waiter's own
+//! wake-up, which takes 40-50 µs on a virtual machine whose idle vCPU halts,
+//! then cannot keep its set marked: a marked waiter whose signal comes soon
+//! clears the mark however late it runs. A park that ends with no stamp (out
+//! of time, interrupted, or a signal that raced the request) counts until
+//! the waiter runs, and its threshold grows by `WAKE_UP_ALLOWANCE`.
 //!
 //! Only a notify that reached a waiter, parked or still spinning, tells a
 //! pair apart: counting only the wake-ups of parked threads was tried, and
@@ -90,16 +104,33 @@ const LONE_WAITER_YIELDS: u32 = 60;
 /// A park this long marks the wait set of a lone waiter whose notify
 /// reached a waiter since its last lone wait began: forty times the long
 /// spin on a virtual machine whose yield takes 0.4 µs, and more than a
-/// parked pair's two late wake-ups on such a machine (tens to a few
-/// hundred µs each).
+/// parked pair's late wake-up on such a machine (tens to a few hundred
+/// µs).
 #[cfg(not(metalock_model))]
 const LONG_PARK_PAIRED: Duration = Duration::from_millis(1);
 
-/// A park this long marks the set of any other lone waiter: four to eight
-/// times the long spin, twice a wake-up on a virtual machine whose idle
-/// vCPU halts (40-50 µs).
+/// A park this long marks the set of any other lone waiter: a little under
+/// the long spin (15-25 µs of yields), so that a waiter fed every few tens
+/// of microseconds stays marked. Where yields are slower, a marked waiter
+/// whose signal would have come within the spin parks instead, which costs
+/// what a parking_lot wait does.
 #[cfg(not(metalock_model))]
-const LONG_PARK_UNPAIRED: Duration = Duration::from_micros(100);
+const LONG_PARK_UNPAIRED: Duration = Duration::from_micros(15);
+
+/// What a park with no wake-up stamp adds to its threshold for the
+/// waiter's own wake-up: about two on a virtual machine whose idle vCPU
+/// halts (40-50 µs each).
+#[cfg(not(metalock_model))]
+const WAKE_UP_ALLOWANCE: Duration = Duration::from_micros(85);
+
+/// `ExecEnv::wake_stamp` while no stamp is asked for.
+#[cfg(not(metalock_model))]
+const STAMP_NONE: u32 = 0;
+
+/// `ExecEnv::wake_stamp` while a parked lone waiter asks for a stamp; any
+/// larger value is a stamp, from `sys::micros`.
+#[cfg(not(metalock_model))]
+const STAMP_ASKED: u32 = 1;
 
 /// Marks in the table: a power of two, 4 bytes each (an `AtomicU32`, which
 /// every target of the crate has).
@@ -146,9 +177,11 @@ pub(super) struct WaitSpin {
     /// sets it.
     #[cfg(not(metalock_model))]
     mark: Option<(&'static AtomicU32, Duration)>,
-    /// When the wait parked, if it learns.
+    /// When the wait parked, if it learns: on the platform's clock and as
+    /// `sys::micros` gives it, read before the stamp is asked for, so that
+    /// the clock's first conversion comes no later than any stamp's.
     #[cfg(not(metalock_model))]
-    parked_at: Option<Instant>,
+    parked_at: Option<(Instant, u32)>,
 }
 
 impl WaitSpin {
@@ -228,26 +261,70 @@ impl WaitSpin {
         false
     }
 
-    /// The spin is over and the thread parks.
+    /// The spin is over and the thread of `ee` parks: a lone waiter asks
+    /// for a wake-up stamp.
     #[inline]
-    pub(super) fn parking(&mut self) {
+    pub(super) fn parking(&mut self, ee: &ExecEnv) {
         #[cfg(not(metalock_model))]
         if self.mark.is_some() {
-            self.parked_at = Some(crate::sys::get().now());
+            let now = crate::sys::get().now();
+            self.parked_at = Some((now, crate::sys::micros(now)));
+            // Relaxed: a hint that orders nothing, read by `stamp_wake`
+            // after the signal. An exit whose read misses it (its signal
+            // raced this store) leaves the park unstamped.
+            ee.wake_stamp.store(STAMP_ASKED, Ordering::Relaxed);
         }
+        #[cfg(metalock_model)]
+        let _ = ee;
     }
 
-    /// The parked thread's wait ended (notified, invited, out of time or
-    /// interrupted): a lone waiter marks its set if it stayed parked long
-    /// (see the module's docs), and clears the mark if not.
+    /// The parked thread of `ee` ended its wait (notified, invited, out of
+    /// time or interrupted): a lone waiter marks its set if it stayed parked
+    /// long (see the module's docs), and clears the mark if not.
     #[inline]
-    pub(super) fn woke(&self) {
+    pub(super) fn woke(&self, ee: &ExecEnv) {
         #[cfg(not(metalock_model))]
-        if let (Some((mark, long_park)), Some(parked_at)) = (self.mark, self.parked_at) {
-            let parked = crate::sys::get().now().saturating_duration_since(parked_at);
-            learn(mark, parked >= long_park);
+        if let (Some((mark, long_park)), Some((parked_at, parked_micros))) =
+            (self.mark, self.parked_at)
+        {
+            // Relaxed: as in `parking`.
+            let stamp = ee.wake_stamp.swap(STAMP_NONE, Ordering::Relaxed);
+            let long = if stamp > STAMP_ASKED {
+                // A stamp is never before the park (its exit read the clock
+                // after the request); wrapped past zero, the difference
+                // still holds.
+                let to_wake = stamp.wrapping_sub(parked_micros);
+                Duration::from_micros(to_wake.into()) >= long_park
+            } else {
+                let parked = crate::sys::get().now().saturating_duration_since(parked_at);
+                parked >= long_park + WAKE_UP_ALLOWANCE
+            };
+            learn(mark, long);
         }
+        #[cfg(metalock_model)]
+        let _ = ee;
     }
+}
+
+/// An exit signalled the thread of `target` and is about to wake it: if
+/// that thread's lone wait asked for a stamp, writes the time (see the
+/// module's docs). Costs one load otherwise.
+#[inline]
+pub(super) fn stamp_wake(target: &ExecEnv) {
+    // Relaxed: as in `WaitSpin::parking`; the compare-exchange leaves a
+    // wait that has ended since (its stamp cleared) as it is.
+    #[cfg(not(metalock_model))]
+    if target.wake_stamp.load(Ordering::Relaxed) == STAMP_ASKED {
+        let now = crate::sys::micros(crate::sys::get().now()).max(STAMP_ASKED + 1);
+        let _ = target.wake_stamp.compare_exchange(
+            STAMP_ASKED,
+            now,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+    #[cfg(metalock_model)]
+    let _ = target;
 }
 
 /// A notify of the thread of `ee` reached a waiter: the thread's next wait

@@ -272,7 +272,7 @@ impl MultiUseWord {
             Some((_, true)) => return signal(),
             sleeping => sleeping,
         };
-        spin.parking();
+        spin.parking(ee);
         let ended = loop {
             let signal = signal();
             if signal != SIGNAL_NONE || interrupted() {
@@ -283,7 +283,7 @@ impl MultiUseWord {
                 break ee.monitor_signal.load(Ordering::Acquire);
             }
         };
-        spin.woke();
+        spin.woke(ee);
         ended
     }
 

@@ -57,6 +57,25 @@ impl Instant {
     }
 }
 
+/// Microseconds from a process-wide origin to `at`, wrapping every 71
+/// minutes: a point on the clock that fits an `AtomicU32`, for the wait
+/// policy's wake-up stamps, which only subtract two such points taken
+/// moments apart. An instant before the origin counts as the origin.
+#[cfg(not(metalock_model))]
+pub(crate) fn micros(at: Instant) -> u32 {
+    // With std the origin is the first instant converted; without, the
+    // platform clock's own.
+    #[cfg(feature = "std")]
+    let origin = {
+        static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *ORIGIN.get_or_init(|| at)
+    };
+    #[cfg(not(feature = "std"))]
+    let origin = Instant::from_duration_since_origin(Duration::ZERO);
+    // Truncated on purpose: only differences of a few seconds are read.
+    at.saturating_duration_since(origin).as_micros() as u32
+}
+
 /// What the crate needs from the system it runs on.
 ///
 /// # Safety

@@ -28,6 +28,11 @@ pub static WAITS: AtomicUsize = AtomicUsize::new(0);
 /// tests that check how much the crate yields.
 pub static YIELDS: AtomicUsize = AtomicUsize::new(0);
 
+/// Microseconds the platform's `wait` sleeps before it returns: a machine
+/// that wakes a blocked thread late, for the test that the wait policy does
+/// not count the waiter's own wake-up as time it waited.
+pub static WAKE_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
+
 /// A global allocator that locks [`LOCKED_BY_ALLOCATOR`] on every
 /// allocation of a thread that armed it ([`arm_locking_allocator`]), except
 /// the allocations of that lock itself: what a `no_std` program whose
@@ -114,6 +119,10 @@ impl StdThreads {
 unsafe impl Platform for StdThreads {
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
         WAITS.fetch_add(1, Ordering::SeqCst);
+        let delay = WAKE_DELAY_MICROS.load(Ordering::SeqCst);
+        if delay != 0 {
+            std::thread::sleep(Duration::from_micros(delay as u64));
+        }
         let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed: the parker's own swaps order the data.
         if word.load(Ordering::Relaxed) != expected {

@@ -1,13 +1,14 @@
 //! A lone waiter's spin seen from the platform: a waiter alone in its
 //! stripe yields the long budget before it parks, parks without spinning
-//! once a wait of its monitor stayed parked long (100 µs, or a millisecond
-//! after the waiter's notify reached another waiter), and yields again once a park
-//! ends sooner (README, "Contention policy"). One test in this binary: the
-//! platform's counts are process-wide.
+//! once a wait of its monitor stayed parked long (15 µs, or a millisecond
+//! after the waiter's notify reached another waiter, until the exit that
+//! wakes it), and yields again once a park ends sooner (README, "Contention
+//! policy"). One test in this binary: the platform's counts are
+//! process-wide.
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use metalock_no_std_platform::{WAITS, WAKE_DELAY_MICROS, YIELDS, install, with_partner};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -19,9 +20,14 @@ const SHORT_SPIN_YIELDS: usize = 7;
 /// Well past the policy's `LONG_PARK_PAIRED` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
 
-/// Past the policy's `LONG_PARK_UNPAIRED` (100 µs), and short of its
-/// `LONG_PARK_PAIRED` on a machine that wakes the waiter soon.
+/// Past the policy's `LONG_PARK_UNPAIRED` (15 µs) with its
+/// `WAKE_UP_ALLOWANCE` (85 µs), and short of its `LONG_PARK_PAIRED` on a
+/// machine that wakes the waiter soon.
 const MEDIUM: Duration = Duration::from_micros(400);
+
+/// How late the platform wakes a waiter in the step that checks a late
+/// wake-up: past every threshold of the policy but `LONG_PARK_PAIRED`.
+const LATE_WAKE_MICROS: usize = 400;
 
 /// How long a thread may take to park, or a turn to end, before the test
 /// gives up on it.
@@ -31,6 +37,10 @@ const STUCK: Duration = Duration::from_secs(30);
 /// busy machine can take 100 µs and more, and a park that long keeps the
 /// mark.
 const TRIES: usize = 200;
+
+/// Tries for the timed-out wait's step, the first with a timed wait of
+/// [`LONG`], each next one twice as long.
+const TIMED_TRIES: u32 = 6;
 
 /// Runs `wait` (which returns a wait's yields) up to [`TRIES`] times, until
 /// a wait yields more than the short budget; returns every count.
@@ -129,18 +139,21 @@ fn one_paired_wait(
     paired.store(false, Ordering::SeqCst);
 }
 
-/// One wait of the waiter thread that nobody notifies (`timed` asks its
-/// turn for it): it runs out of time after [`LONG`]. Returns the yields it
-/// asked for (nothing else in the process yields meanwhile).
+/// One wait of the waiter thread that nobody notifies (`timed`, in
+/// milliseconds, asks its turn for it): it runs out of time after
+/// `timeout`. Returns the yields it asked for (nothing else in the process
+/// yields meanwhile).
 fn one_timed_out_wait(
     (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
-    timed: &AtomicBool,
+    timed: &AtomicU64,
+    timeout: Duration,
 ) -> usize {
     let yields = YIELDS.load(Ordering::SeqCst);
-    timed.store(true, Ordering::SeqCst);
+    let millis = u64::try_from(timeout.as_millis()).expect("a timeout of a few seconds");
+    timed.store(millis, Ordering::SeqCst);
     go.send(()).unwrap();
     turn_ended(done);
-    timed.store(false, Ordering::SeqCst);
+    timed.store(0, Ordering::SeqCst);
     YIELDS.load(Ordering::SeqCst) - yields
 }
 
@@ -149,15 +162,17 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     install();
     let (word, gate) = (MultiUseWord::new(), MultiUseWord::new());
     let (paired, before_wait) = (AtomicBool::new(false), AtomicUsize::new(0));
-    let timed = AtomicBool::new(false);
+    let timed = AtomicU64::new(0);
     let turn = || {
         if paired.load(Ordering::SeqCst) {
             notify_a_waiter(&gate);
             before_wait.store(WAITS.load(Ordering::SeqCst), Ordering::SeqCst);
         }
         let mut guard = word.lock();
-        if timed.load(Ordering::SeqCst) {
-            assert!(guard.wait_for(LONG).timed_out(), "nobody notifies it");
+        let timeout = timed.load(Ordering::SeqCst);
+        if timeout != 0 {
+            let timeout = Duration::from_millis(timeout);
+            assert!(guard.wait_for(timeout).timed_out(), "nobody notifies it");
         } else {
             guard.wait();
         }
@@ -189,6 +204,19 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             0,
             "a park of {MEDIUM:?} did not mark the set"
         );
+        // A park counts until the exit that wakes the waiter, not until the
+        // waiter runs: a marked waiter woken late after a notify that came
+        // soon clears the mark (tried again where the notify itself came
+        // late).
+        one_wait(word, go, done, LONG);
+        WAKE_DELAY_MICROS.store(LATE_WAKE_MICROS, Ordering::SeqCst);
+        let woken_late = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+        WAKE_DELAY_MICROS.store(0, Ordering::SeqCst);
+        assert!(
+            woken_late.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            "waits woken {LATE_WAKE_MICROS} µs late after an early notify kept the set \
+             marked: {woken_late:?}"
+        );
         // One whose notify reached a waiter is not, so that a pair parking
         // in turn keeps spinning: such a park clears the mark (tried again
         // where the machine woke the waiter late).
@@ -210,19 +238,29 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             "a park of {LONG:?} after a notify that reached a waiter did not mark the set"
         );
         // A wait that ran out of time learns as a notified one does (tried
-        // again where the set was still marked when it began).
-        let timed_out = until_long_spin(|| {
-            one_wait(word, go, done, Duration::ZERO);
-            one_timed_out_wait((go, done), &timed)
-        });
-        assert!(
-            timed_out.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
-            "timed waits never began on a clear mark: {timed_out:?}"
-        );
+        // again where the set was still marked when it began, and with
+        // twice the time where its yields, each a time slice on a busy
+        // machine, ran out its time before it parked).
+        let mut after_timed_out = Vec::new();
+        for timeout in (0..TIMED_TRIES).map(|doubled| LONG * 2_u32.pow(doubled)) {
+            let timed_out = until_long_spin(|| {
+                one_wait(word, go, done, Duration::ZERO);
+                one_timed_out_wait((go, done), &timed, timeout)
+            });
+            assert!(
+                timed_out.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+                "timed waits never began on a clear mark: {timed_out:?}"
+            );
+            after_timed_out.push(one_wait(word, go, done, Duration::ZERO));
+            if after_timed_out.last() == Some(&0) {
+                break;
+            }
+        }
         assert_eq!(
-            one_wait(word, go, done, Duration::ZERO),
-            0,
-            "a wait that ran out of time after a park of {LONG:?} did not mark the set"
+            after_timed_out.last(),
+            Some(&0),
+            "waits that ran out of time after parks of {LONG:?} and longer did not mark the \
+             set: {after_timed_out:?}"
         );
     });
 }
