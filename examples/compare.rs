@@ -324,7 +324,7 @@ fn idle_notify(rows: &mut Vec<Row>, notifies: u64) {
     rows.push(row);
 }
 
-/// The producer's sleeps in one run of a slow-feed row, in all: its items
+/// The producer's pauses in one run of a slow-feed row, in all: its items
 /// come [`FEED_PERIODS`] apart, and each sleep oversleeps a little.
 const FEED_RUN: Duration = Duration::from_millis(200);
 
@@ -1028,7 +1028,8 @@ fn main() {
     );
     println!(
         "⁴ a producer sleeps the period before each put into a buffer of the bounded-buffer \
-         rows' kind (capacity 16), {} ({} ms of sleeps per run), a consumer takes them, \
+         rows' kind (capacity 16), or spins on the clock below 100 µs, {} ({} ms of pauses \
+         per run), a consumer takes them, \
          waiting alone each time; the consumer thread's user+system time (getrusage) per item, \
          {} runs per column, interleaved, medians.",
         FEED_PERIODS

@@ -3,7 +3,7 @@
 //! wake-up when its waits last hundreds of microseconds or more
 //! ([`slow_feed`]).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use metalock::Synchronized;
 
@@ -11,16 +11,26 @@ use super::measure::Usage;
 use super::wait_notify::BoundedBuffer;
 
 /// How often [`slow_feed`]'s producer puts an item, in the rows that
-/// measure it: waits that last a few hundred microseconds and waits that
-/// last milliseconds, both past the park from which a lone waiter stops
-/// yielding before it parks (README, "Contention policy").
-pub const FEED_PERIODS: [Duration; 2] = [Duration::from_micros(200), Duration::from_millis(2)];
+/// measure it: waits of tens of microseconds, of a few hundred and of
+/// milliseconds, all longer than a lone waiter's spin before it parks
+/// (README, "Contention policy").
+pub const FEED_PERIODS: [Duration; 3] = [
+    Duration::from_micros(50),
+    Duration::from_micros(200),
+    Duration::from_millis(2),
+];
+
+/// Below this period [`slow_feed`]'s producer spins on the clock instead
+/// of sleeping: a sleep that short lasts about 100 µs on Linux (the timer's
+/// slack and the wake-up).
+const SLEEP_FLOOR: Duration = Duration::from_micros(100);
 
 /// Capacity of [`slow_feed`]'s buffer: the producer never waits.
 const FEED_CAPACITY: usize = 16;
 
 /// A producer that puts `items` items into a fresh `B`, sleeping `period`
-/// before each, and a consumer that takes them: the consumer's CPU time
+/// before each (spinning, below [`SLEEP_FLOOR`]), and a consumer that takes
+/// them: the consumer's CPU time
 /// (`getrusage` of its thread) per item. The consumer waits alone for each
 /// item, as a background thread fed now and then does, so this is what
 /// each of its waits costs beyond the park.
@@ -29,7 +39,14 @@ pub fn slow_feed<B: BoundedBuffer>(period: Duration, items: u64) -> Duration {
     std::thread::scope(|s| {
         s.spawn(|| {
             for item in 0..items {
-                std::thread::sleep(period);
+                if period < SLEEP_FLOOR {
+                    let until = Instant::now() + period;
+                    while Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    std::thread::sleep(period);
+                }
                 buffer.put(item);
             }
         });
@@ -69,7 +86,6 @@ pub const PARKED_AFTER: Duration = Duration::from_micros(200);
 /// asleep in the kernel; without, as soon as it is seen waiting, while it
 /// still spins.
 pub fn wake_latencies(wake: Wake, parked: bool, samples: usize) -> Vec<Duration> {
-    use std::time::Instant;
     // (the waiter waits, when it returned)
     let state = Synchronized::new((false, None::<Instant>));
     let (tx, rx) = std::sync::mpsc::channel();
