@@ -325,7 +325,8 @@ fn idle_notify(rows: &mut Vec<Row>, notifies: u64) {
 }
 
 /// The producer's pauses in one run of a slow-feed row, in all: its items
-/// come [`FEED_PERIODS`] apart, and each sleep oversleeps a little.
+/// come [`FEED_PERIODS`] apart, and each sleep (not a spin) oversleeps a
+/// little.
 const FEED_RUN: Duration = Duration::from_millis(200);
 
 /// The label of a feed period: microseconds below a millisecond.

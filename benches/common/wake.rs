@@ -1,6 +1,6 @@
 //! How a waiting thread wakes: the latency from a notify or an interrupt to
 //! the waiter's return ([`wake_latencies`]), and the CPU a waiter spends per
-//! wake-up when its waits last hundreds of microseconds or more
+//! wake-up when its waits last tens of microseconds or more
 //! ([`slow_feed`]).
 
 use std::time::{Duration, Instant};

@@ -9,8 +9,8 @@
 //! - *hand-off fields* (`handoff`, `meta_lock_bits`, `got_meta_lock_slow`),
 //!   atomics shared with the thread's meta-lock predecessor and successor
 //!   (see `meta_lock`);
-//! - *monitor fields* (`monitor_signal`, `parker`), written by threads that
-//!   wake this one;
+//! - *monitor fields* (`monitor_signal`, `wake_stamp`, `parker`), written
+//!   by threads that wake this one;
 //! - *thread-owned fields* (the lock-record free list and its counters), only
 //!   ever touched by the bound thread.
 //!

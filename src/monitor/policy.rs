@@ -41,9 +41,9 @@
 //! (notified, out of time, interrupted), marks its wait set (the monitor's
 //! own, or a condition); the next lone waiter of a marked set parks without
 //! spinning, and one whose park is shorter clears the mark. A thread that
-//! waits for work that comes every few hundred microseconds or more (a
+//! waits for work that comes every few tens of microseconds or more (a
 //! background consumer, an idle worker) then parks at once, as
-//! parking_lot's does, where it spent 4 to 13 times parking_lot's CPU per
+//! parking_lot's does, where it spent up to 13 times parking_lot's CPU per
 //! wait on yields that could not end it.
 //!
 //! How long is long depends on whether the waiter may be half of a pair
@@ -61,9 +61,11 @@
 //! little under the long spin: an unmarked waiter marks its set once its
 //! signal comes that long after its spin failed, and a marked one keeps the
 //! mark while its signal comes that long after it parks, when the spin
-//! would mostly have failed too (a marked waiter's wait starts later, by
-//! its own wake-up, so its set would flip at every wait if the two
-//! thresholds were one). Where wake-ups are slower, a pair parks in
+//! would mostly have failed too. A marked waiter's next wait starts later
+//! by its own wake-up, which the unmarked one's spin makes up for while the
+//! spin lasts longer than a wake-up; where a wake-up takes longer (an idle
+//! vCPU that halts), a set whose waits last between the spin and a wake-up
+//! past the threshold flips now and then, one spin every few waits. Where wake-ups are slower, a pair parks in
 //! turn with or without the mark, since the long spin (tens of
 //! microseconds) cannot outlast a partner's wake-up, and the mark saves it
 //! the spin.
@@ -88,6 +90,8 @@
 //! parks of `LONG_PARK_PAIRED` mark its set.
 
 use crate::exec_env::ExecEnv;
+#[cfg(not(metalock_model))]
+use crate::exec_env::SIGNAL_NONE;
 use crate::primitive::SpinWait;
 #[cfg(not(metalock_model))]
 use crate::primitive::{AtomicU32, Ordering};
@@ -119,7 +123,8 @@ const LONG_PARK_UNPAIRED: Duration = Duration::from_micros(15);
 
 /// What a park with no wake-up stamp adds to its threshold for the
 /// waiter's own wake-up: about two on a virtual machine whose idle vCPU
-/// halts (40-50 µs each).
+/// halts (40-50 µs each), so that the threshold of such parks stays where
+/// it was before stamps (100 µs), when late wake-ups had marked sets.
 #[cfg(not(metalock_model))]
 const WAKE_UP_ALLOWANCE: Duration = Duration::from_micros(85);
 
@@ -178,8 +183,8 @@ pub(super) struct WaitSpin {
     #[cfg(not(metalock_model))]
     mark: Option<(&'static AtomicU32, Duration)>,
     /// When the wait parked, if it learns: on the platform's clock and as
-    /// `sys::micros` gives it, read before the stamp is asked for, so that
-    /// the clock's first conversion comes no later than any stamp's.
+    /// `sys::micros` gives it, converted before the stamp is asked for, so
+    /// that the clock's origin is set before any stamp is read.
     #[cfg(not(metalock_model))]
     parked_at: Option<(Instant, u32)>,
 }
@@ -289,11 +294,11 @@ impl WaitSpin {
         {
             // Relaxed: as in `parking`.
             let stamp = ee.wake_stamp.swap(STAMP_NONE, Ordering::Relaxed);
-            let long = if stamp > STAMP_ASKED {
-                // A stamp is never before the park (its exit read the clock
-                // after the request); wrapped past zero, the difference
-                // still holds.
-                let to_wake = stamp.wrapping_sub(parked_micros);
+            // Wrapped past zero, the difference still holds. A stamp
+            // before the park (an exit that read the clock for an earlier
+            // wait of this EE, and found this one asking) reads as none.
+            let to_wake = stamp.wrapping_sub(parked_micros);
+            let long = if stamp > STAMP_ASKED && to_wake <= u32::MAX / 2 {
                 Duration::from_micros(to_wake.into()) >= long_park
             } else {
                 let parked = crate::sys::get().now().saturating_duration_since(parked_at);
@@ -311,10 +316,15 @@ impl WaitSpin {
 /// module's docs). Costs one load otherwise.
 #[inline]
 pub(super) fn stamp_wake(target: &ExecEnv) {
-    // Relaxed: as in `WaitSpin::parking`; the compare-exchange leaves a
-    // wait that has ended since (its stamp cleared) as it is.
+    // Relaxed: as in `WaitSpin::parking`. The signal's check skips a late
+    // exit whose thread has started another wait (which clears the
+    // signal), and the compare-exchange one whose wait has ended (its stamp
+    // cleared); an exit that races both may stamp a later wait, a wrong
+    // hint for one wait.
     #[cfg(not(metalock_model))]
-    if target.wake_stamp.load(Ordering::Relaxed) == STAMP_ASKED {
+    if target.wake_stamp.load(Ordering::Relaxed) == STAMP_ASKED
+        && target.monitor_signal.load(Ordering::Relaxed) != SIGNAL_NONE
+    {
         let now = crate::sys::micros(crate::sys::get().now()).max(STAMP_ASKED + 1);
         let _ = target.wake_stamp.compare_exchange(
             STAMP_ASKED,

@@ -59,16 +59,21 @@ impl Instant {
 
 /// Microseconds from a process-wide origin to `at`, wrapping every 71
 /// minutes: a point on the clock that fits an `AtomicU32`, for the wait
-/// policy's wake-up stamps, which only subtract two such points taken
-/// moments apart. An instant before the origin counts as the origin.
+/// policy's wake-up stamps, which subtract two such points (a park of 71
+/// minutes or more may read as a short one: a wrong hint for one wait). An
+/// instant before the origin counts as the origin.
 #[cfg(not(metalock_model))]
 pub(crate) fn micros(at: Instant) -> u32 {
-    // With std the origin is the first instant converted; without, the
-    // platform clock's own.
+    // With std the origin is a second before the first instant converted
+    // (so that one read just before it, on another thread, still converts);
+    // without, the platform clock's own.
     #[cfg(feature = "std")]
     let origin = {
         static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-        *ORIGIN.get_or_init(|| at)
+        *ORIGIN.get_or_init(|| {
+            at.checked_sub(core::time::Duration::from_secs(1))
+                .unwrap_or(at)
+        })
     };
     #[cfg(not(feature = "std"))]
     let origin = Instant::from_duration_since_origin(Duration::ZERO);

@@ -1,8 +1,8 @@
 //! A lone waiter's spin seen from the platform: a waiter alone in its
 //! stripe yields the long budget before it parks, parks without spinning
-//! once a wait of its monitor stayed parked long (15 µs, or a millisecond
-//! after the waiter's notify reached another waiter, until the exit that
-//! wakes it), and yields again once a park ends sooner (README, "Contention
+//! once a wait of its monitor stayed parked long (until the exit that wakes
+//! it: 15 µs, or a millisecond after the waiter's notify reached another
+//! waiter), and yields again once a park ends sooner (README, "Contention
 //! policy"). One test in this binary: the platform's counts are
 //! process-wide.
 
@@ -21,8 +21,8 @@ const SHORT_SPIN_YIELDS: usize = 7;
 const LONG: Duration = Duration::from_millis(20);
 
 /// Past the policy's `LONG_PARK_UNPAIRED` (15 µs) with its
-/// `WAKE_UP_ALLOWANCE` (85 µs), and short of its `LONG_PARK_PAIRED` on a
-/// machine that wakes the waiter soon.
+/// `WAKE_UP_ALLOWANCE` (85 µs), and short of its `LONG_PARK_PAIRED` where
+/// a sleep of 400 µs ends soon.
 const MEDIUM: Duration = Duration::from_micros(400);
 
 /// How late the platform wakes a waiter in the step that checks a late
@@ -33,9 +33,9 @@ const LATE_WAKE_MICROS: usize = 400;
 /// gives up on it.
 const STUCK: Duration = Duration::from_secs(30);
 
-/// Tries, for the waits that must end soon after they park: a wake-up on a
-/// busy machine can take 100 µs and more, and a park that long keeps the
-/// mark.
+/// Tries, for the waits that must end soon after they park: on a busy
+/// machine the notifying thread can take 15 µs and more to notify, and a
+/// park that long keeps the mark.
 const TRIES: usize = 200;
 
 /// Tries for the timed-out wait's step, the first with a timed wait of
@@ -190,7 +190,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         let after_long = one_wait(word, go, done, Duration::ZERO);
         assert_eq!(after_long, 0, "a wait after a long park still yielded");
         // A park that ends soon clears the mark (tried again where the
-        // machine woke the waiter late).
+        // notify came late).
         let again = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
         assert!(
             again.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
@@ -219,7 +219,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         );
         // One whose notify reached a waiter is not, so that a pair parking
         // in turn keeps spinning: such a park clears the mark (tried again
-        // where the machine woke the waiter late).
+        // where the notify came late).
         let after_paired = until_long_spin(|| {
             one_wait(word, go, done, LONG);
             one_paired_wait(word, (go, done), (&paired, &before_wait), MEDIUM);
