@@ -52,12 +52,16 @@
 //! signal, see below); it must stay unmarked, or it would never spin
 //! again. Each of a pair notifies the other (a producer and a consumer of a
 //! bounded buffer, the two of a ping-pong), which a thread that waits for a
-//! feed does not: a lone waiter
-//! whose notify reached a waiter since its last lone wait began is marked
-//! by a park of `LONG_PARK_PAIRED` or more (while wake-ups stay under about
-//! 0.8 ms, a parked pair's first park clears the mark and the pair
-//! spins again, so a long pause, the first item of a stream or a stall,
-//! costs one park), and any other by a park of `LONG_PARK_UNPAIRED`, a
+//! feed does not: a lone waiter whose notify reached a waiter since its
+//! last lone wait began is marked by a park of `LONG_PARK_PAIRED` or more
+//! (while wake-ups stay under about 0.8 ms, a parked pair's first park
+//! clears the mark and the pair spins again, so a long pause, the first
+//! item of a stream or a stall, costs one park). Where wake-ups are slower,
+//! a pair parks in turn with or without the mark, since the long spin (tens
+//! of microseconds) cannot outlast a partner's wake-up, and the mark saves
+//! it the spin.
+//!
+//! Any other lone waiter is marked by a park of `LONG_PARK_UNPAIRED`, a
 //! little under the long spin: an unmarked waiter marks its set once its
 //! signal comes that long after its spin failed, and a marked one keeps the
 //! mark while its signal comes that long after it parks, when the spin
@@ -65,10 +69,7 @@
 //! by its own wake-up, which the unmarked one's spin makes up for while the
 //! spin lasts longer than a wake-up; where a wake-up takes longer (an idle
 //! vCPU that halts), a set whose waits last between the spin and a wake-up
-//! past the threshold flips now and then, one spin every few waits. Where wake-ups are slower, a pair parks in
-//! turn with or without the mark, since the long spin (tens of
-//! microseconds) cannot outlast a partner's wake-up, and the mark saves it
-//! the spin.
+//! past the threshold flips now and then, one spin every few waits.
 //!
 //! A park counts until the exit that signals the waiter wakes it, not until
 //! the waiter runs: the waiter asks for a stamp as it parks, and that exit

@@ -77,7 +77,8 @@ pub(crate) fn micros(at: Instant) -> u32 {
     };
     #[cfg(not(feature = "std"))]
     let origin = Instant::from_duration_since_origin(Duration::ZERO);
-    // Truncated on purpose: only differences of a few seconds are read.
+    // Truncated on purpose: stamps wrap, and only their differences are
+    // read.
     at.saturating_duration_since(origin).as_micros() as u32
 }
 
