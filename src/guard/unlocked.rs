@@ -15,8 +15,9 @@ impl MonitorGuard<'_> {
     /// `ReentrantMutexGuard::unlocked`). An associated function, called as
     /// `MonitorGuard::unlocked(&mut guard, f)`, as on the other guards.
     ///
-    /// A guard that `f` returns or forgets keeps its level: the guard
-    /// enters again on top of it, reentrantly.
+    /// A guard of it that `f` leaves alive (returned, stored elsewhere or
+    /// forgotten) keeps its level: the guard enters again on top of it,
+    /// reentrantly.
     ///
     /// # Panics
     /// If the thread holds the monitor at a depth other than 1: its outer
@@ -107,8 +108,8 @@ impl MonitorGuard<'_> {
     /// unwinds; for guards of depth 1. `fair` hands the monitor to the first
     /// queued thread on leaving.
     ///
-    /// If `f` leaves the monitor held by this thread (it returns or forgets
-    /// a guard of it), a `REENTRANT` guard enters again on top of that
+    /// If `f` leaves the monitor held by this thread (a guard of it still
+    /// alive when `f` ends: returned, stored elsewhere, or forgotten), a `REENTRANT` guard enters again on top of that
     /// level. Any other (`Synchronized`'s) could only hand out a second
     /// `&mut` to the value, and its record is already released, so that it
     /// can neither panic nor go on: the process aborts with a message.
@@ -175,8 +176,8 @@ impl Drop for AbortOnUnwind {
 /// What the process prints when the closure of `unlocked` left the monitor
 /// held.
 const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
-    (or unlocked_fair, or ArcSynchronizedGuard::unlocked or unlocked_fair) returned or forgot a \
-    guard of the same Synchronized, so the monitor is still held when the outer guard must \
+    (or unlocked_fair, or ArcSynchronizedGuard::unlocked or unlocked_fair) left a guard of the \
+    same Synchronized alive (returned, stored elsewhere or forgotten), so the monitor is still held when the outer guard must \
     re-enter it; two guards would give two `&mut` to the value, so the process aborts";
 
 /// What the process prints when entering again after `unlocked` panicked.

@@ -334,9 +334,9 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     /// An associated function, called as `SynchronizedGuard::unlocked(&mut
     /// guard, f)`, so that it cannot clash with a method of `T`.
     ///
-    /// `f` must not leave this monitor held (by returning or forgetting a
-    /// guard of it): the process then aborts with a message, as re-entering
-    /// would alias the value.
+    /// `f` must not leave this monitor held (a guard of it still alive when
+    /// `f` ends: returned, stored elsewhere, or forgotten): the process then
+    /// aborts with a message, as re-entering would alias the value.
     ///
     /// ```
     /// use metalock::{Synchronized, SynchronizedGuard};
