@@ -29,7 +29,7 @@ unsafe fn on_thread_exit(ee: &'static ExecEnv) {
             // A guard is still out: forgotten, or kept by a thread-local
             // that is destroyed later. The unlock that returns the last
             // record releases the EE.
-            ee.detach(true);
+            ee.detach();
         } else {
             unbind(ee);
             global::push_env(ee);
@@ -163,13 +163,15 @@ mod thread_locals {
         }
         CURRENT.with(|c| c.set(ee));
         // An EE bound after the exit cleanup is detached from the start, and
-        // released as soon as it holds no record.
+        // released as soon as it holds no record. It gives its free records
+        // away now: no exit cleanup will, should the thread end holding a
+        // monitor.
         let late = !register_exit();
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         ee.diag.bind(late);
         if late {
             // SAFETY: `ee` is this thread's EE, just bound.
-            unsafe { ee.detach(false) };
+            unsafe { ee.detach() };
         }
         // After the binding: an allocator that locks monitors finds it.
         // A late EE is kept bound meanwhile: a lock and unlock there would
@@ -284,7 +286,7 @@ mod platform_threads {
         slot.store(ee as *const ExecEnv as usize, Ordering::Relaxed);
         if released {
             // SAFETY: `ee` is this thread's EE, just bound.
-            unsafe { ee.detach(false) };
+            unsafe { ee.detach() };
         }
         ee
     }

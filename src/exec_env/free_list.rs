@@ -17,10 +17,10 @@ pub(super) const FIRST_BATCH: usize = 7;
 ///
 /// Each thread that synchronizes binds an execution environment with a record
 /// of its own and an empty free list; the first batch of 7 comes when it first
-/// holds or waits on two monitors at once (or locks in a thread-local
-/// destructor that runs after its exit cleanup), and a new batch, twice the
-/// last, only when it holds or waits on more monitors at once than it has
-/// records. Records are recycled through the thread's free list and, when it
+/// holds or waits on two monitors at once, and a new batch, twice the last,
+/// only when it holds or waits on more monitors at once than it has records
+/// (a thread that locks in a thread-local destructor after its exit cleanup
+/// gives its free list away and takes records one at a time). Records are recycled through the thread's free list and, when it
 /// exits, handed with its environment to the next new thread, on every path a
 /// thread can take (exiting normally or by a panic, locking from thread-local
 /// destructors, threads started outside Rust). So the figure is at most about 8
@@ -247,6 +247,11 @@ impl ExecEnv {
     /// thread holds no meta-lock.
     #[cold]
     unsafe fn refill(&'static self) -> *mut LockRecord {
+        // A detached EE takes one record at a time, and does not grow its
+        // batches: its thread may end holding a monitor, and the EE with
+        // every record it keeps then stays behind for good.
+        // SAFETY: thread-owned field (caller's contract).
+        let detached = self.records_out.with(|out| unsafe { *out }) >= DETACHED;
         // Kept bound through the whole refill: taking donated records may
         // wait for the pools' lock in the platform, and allocating calls
         // the allocator, either of which may lock and unlock monitors on
@@ -254,14 +259,19 @@ impl ExecEnv {
         // would take it for idle and release it under us.
         // SAFETY: `self` is the calling thread's EE (caller's contract).
         let _kept = unsafe { self.keep_bound() };
-        // SAFETY: thread-owned counter.
-        let n = self.next_batch.with(|b| unsafe { *b });
+        let n = match detached {
+            true => 1,
+            // SAFETY: thread-owned counter.
+            false => self.next_batch.with(|b| unsafe { *b }),
+        };
         let (first, last) = match global::take_donated_records(self.as_owner(), n) {
             Some(taken) => taken,
             None => {
-                // SAFETY: thread-owned counter.
-                self.next_batch
-                    .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+                if !detached {
+                    // SAFETY: thread-owned counter.
+                    self.next_batch
+                        .with_mut(|b| unsafe { *b = n.saturating_mul(2) });
+                }
                 let first = {
                     // SAFETY: as above, and kept bound until this drops.
                     let _allocating = unsafe { self.allocating() };

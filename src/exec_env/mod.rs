@@ -30,9 +30,10 @@
 //! took none), and binds one again from the pool if it synchronizes once
 //! more. A thread that exits while it holds a monitor (a guard leaked with
 //! `mem::forget`) keeps its EE detached for good, because a record in some
-//! word names it as owner and another thread must not inherit that monitor;
-//! it donates its free records to a global pool so that only the EE and the
-//! records still out stay behind.
+//! word names it as owner and another thread must not inherit that monitor.
+//! So an EE gives its free records to a global pool as it detaches (at the
+//! exit cleanup, or bound after it), and only the EE and the records still
+//! out stay behind.
 
 mod binding;
 #[cfg(all(feature = "stats", not(metalock_model)))]
@@ -427,18 +428,16 @@ impl ExecEnv {
         self.records_out.with(|n| unsafe { *n }) >= DETACHED
     }
 
-    /// Detaches the EE from the thread's exit cleanup (see the module docs);
-    /// `donate` gives the free records to the global pool first, for an EE
-    /// that may never come back.
+    /// Detaches the EE from the thread's exit cleanup (see the module docs),
+    /// giving its free records to the global pool first: a detached EE never
+    /// comes back if its thread ends holding a monitor.
     ///
     /// # Safety
     /// `self` is the calling thread's EE, not yet detached.
-    unsafe fn detach(&self, donate: bool) {
+    unsafe fn detach(&self) {
         // SAFETY: thread-owned fields (caller's contract).
         unsafe {
-            if donate {
-                self.donate_free_records();
-            }
+            self.donate_free_records();
             self.records_out.with_mut(|n| {
                 debug_assert!(*n < DETACHED);
                 *n += DETACHED;
