@@ -9,10 +9,10 @@
 //! The flag is a thread-local. Once the thread's thread-locals are being
 //! destroyed, code in a later destructor no longer reaches it: its
 //! interruptible waits end only by notification or timeout (a handle taken
-//! earlier sets a flag they do not read), and `interrupted` and
-//! `interrupt_handle` see a fresh flag at each call, which no wait reads
-//! (so even an interrupt sent just before the wait does not end it). Such
-//! a wait should be timed.
+//! earlier sets a flag they do not read), `interrupt_handle` returns a
+//! handle to a fresh flag at each call, which no wait reads (so even an
+//! interrupt sent just before the wait does not end it), and `interrupted`
+//! returns `false`. Such a wait should be timed.
 //!
 //! ```
 //! use metalock::{Interrupted, Synchronized};

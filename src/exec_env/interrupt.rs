@@ -15,8 +15,9 @@ use crate::primitive::{AtomicUsize, Ordering, SysMutex};
 ///
 /// Invariant: `pending` mirrors `state.pending`, and is stored to only under
 /// the lock, so that a waiter can poll it with a load; `state.sleeper` is
-/// the EE of the owning thread exactly while it is inside an interruptible
-/// sleep.
+/// the EE of the owning thread while it parks in an interruptible wait, and
+/// `None` otherwise (it is registered after the wait's spin, which polls
+/// `pending` instead).
 #[derive(Debug)]
 pub(crate) struct Interrupt {
     state: SysMutex<State>,

@@ -93,7 +93,8 @@ impl MultiUseWord {
     /// # Panics
     ///
     /// If `set` is a condition other threads wait on with another monitor,
-    /// before releasing anything.
+    /// before releasing anything (an interrupt pending at the call returns
+    /// `Interrupted` first).
     #[track_caller]
     pub(crate) fn wait(
         &self,
