@@ -62,9 +62,15 @@ impl MonitorGuard<'_> {
 
     /// Hands the monitor to the first thread of its entry queue, if any, and
     /// enters it again behind that thread (parking_lot's
-    /// `ReentrantMutexGuard::bump`). Does nothing when no thread is queued,
-    /// or when the thread holds the monitor more than one level deep (it
-    /// cannot release it then, as parking_lot's reentrant guard does not).
+    /// `ReentrantMutexGuard::bump`). Does nothing when the thread holds the
+    /// monitor more than one level deep (it cannot release it then, as
+    /// parking_lot's reentrant guard does not), or when the word shows no
+    /// queued thread. That sign is a hint: it can outlast the queue (a
+    /// thread that gave up, a notify or a payload change during this hold,
+    /// another value's monitor leaving a keyed home for the overflow table)
+    /// or come from a thread in the middle of an operation on the word. The
+    /// guard then leaves and enters again with nobody to hand to, and a
+    /// thread that comes meanwhile may take the monitor first.
     ///
     /// ```
     /// use metalock::{MonitorGuard, MultiUseWord};
@@ -109,10 +115,11 @@ impl MonitorGuard<'_> {
     /// queued thread on leaving.
     ///
     /// If `f` leaves the monitor held by this thread (a guard of it still
-    /// alive when `f` ends: returned, stored elsewhere, or forgotten), a `REENTRANT` guard enters again on top of that
-    /// level. Any other (`Synchronized`'s) could only hand out a second
-    /// `&mut` to the value, and its record is already released, so that it
-    /// can neither panic nor go on: the process aborts with a message.
+    /// alive when `f` ends: returned, stored elsewhere, or forgotten), a
+    /// `REENTRANT` guard enters again on top of that level. Any other
+    /// (`Synchronized`'s) could only hand out a second `&mut` to the value,
+    /// and its record is already released, so that it can neither panic nor
+    /// go on: the process aborts with a message.
     pub(crate) fn release_while<const REENTRANT: bool, U>(
         &mut self,
         fair: bool,

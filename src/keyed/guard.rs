@@ -390,9 +390,9 @@ impl KeyedGuard<'_> {
     }
 
     /// Hands the monitor to the first thread of its entry queue, if any, and
-    /// enters it again behind that thread; does nothing when none is queued
-    /// or the monitor is held more than one level deep. See
-    /// [`MonitorGuard::bump`].
+    /// enters it again behind that thread; does nothing when the monitor is
+    /// held more than one level deep, or when its word shows no queued
+    /// thread, a hint that may be stale (see [`MonitorGuard::bump`]).
     ///
     /// ```
     /// use metalock::KeyedGuard;

@@ -381,7 +381,8 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
 
     /// Hands the monitor to the first thread of its entry queue, if any, and
     /// locks it again behind that thread (parking_lot's `MutexGuard::bump`); does
-    /// nothing when no thread is queued.
+    /// nothing when its word shows no queued thread, a hint that may be stale
+    /// (see [`MonitorGuard::bump`](crate::MonitorGuard::bump)).
     ///
     /// ```
     /// use metalock::{Synchronized, SynchronizedGuard};

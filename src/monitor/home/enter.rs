@@ -227,8 +227,11 @@ impl Home {
             } else {
                 let found = elsewhere();
                 // Relaxed: under the meta-lock, as every change of it.
-                // `elsewhere` may have found no room to make the entry.
-                if self.overflows.load(Ordering::Relaxed) != 0 {
+                // `elsewhere` may have found no room to make the entry. A
+                // form that has the flag already stays as it is: setting it
+                // again would send a LOCKED owner's unlock down the slow
+                // path for nothing.
+                if self.overflows.load(Ordering::Relaxed) != 0 && neutral & OVERFLOW == 0 {
                     set_neutral_form(&mut held, neutral | OVERFLOW);
                 }
                 let bits = held.bits;

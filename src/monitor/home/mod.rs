@@ -147,8 +147,8 @@ const _: () = assert!(INDEX_BITS >= KEY_SHIFT);
 /// miss per lock when cycling over 4096 values, 1.7x parking_lot against
 /// 1.25x). Values in one granule share a home, and so do some values far
 /// apart (the folding maps many regions onto one range); values a
-/// power-of-two stride apart keep distinct homes while there are no more of
-/// them than homes. Sharing a home is correct either way: it costs the
+/// power-of-two stride of up to 2 GiB apart keep distinct homes while there
+/// are no more of them than homes (wider strides fold onto fewer). Sharing a home is correct either way: it costs the
 /// overflow table only while both values' monitors are in use at once.
 ///
 /// The home carries the address without the granule bits its index stands
