@@ -20,7 +20,8 @@ pub(super) const FIRST_BATCH: usize = 7;
 /// holds or waits on two monitors at once, and a new batch, twice the last,
 /// only when it holds or waits on more monitors at once than it has records
 /// (a thread that locks in a thread-local destructor after its exit cleanup
-/// gives its free list away and takes records one at a time). Records are recycled through the thread's free list and, when it
+/// gives its free list away and takes records one at a time). Records are
+/// recycled through the thread's free list and, when it
 /// exits, handed with its environment to the next new thread, on every path a
 /// thread can take (exiting normally or by a panic, locking from thread-local
 /// destructors, threads started outside Rust). So the figure is at most about 8

@@ -184,8 +184,9 @@ impl Drop for AbortOnUnwind {
 /// held.
 const UNLOCKED_LEFT_HELD: &str = "metalock: the closure given to SynchronizedGuard::unlocked \
     (or unlocked_fair, or ArcSynchronizedGuard::unlocked or unlocked_fair) left a guard of the \
-    same Synchronized alive (returned, stored elsewhere or forgotten), so the monitor is still held when the outer guard must \
-    re-enter it; two guards would give two `&mut` to the value, so the process aborts";
+    same Synchronized alive (returned, stored elsewhere or forgotten), so the monitor is still \
+    held when the outer guard must re-enter it; two guards would give two `&mut` to the \
+    value, so the process aborts";
 
 /// What the process prints when entering again after `unlocked` panicked.
 const REENTER_UNWOUND: &str = "metalock: a guard could not enter its monitor again after \

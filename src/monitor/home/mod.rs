@@ -148,8 +148,9 @@ const _: () = assert!(INDEX_BITS >= KEY_SHIFT);
 /// 1.25x). Values in one granule share a home, and so do some values far
 /// apart (the folding maps many regions onto one range); values a
 /// power-of-two stride of up to 2 GiB apart keep distinct homes while there
-/// are no more of them than homes (wider strides fold onto fewer). Sharing a home is correct either way: it costs the
-/// overflow table only while both values' monitors are in use at once.
+/// are no more of them than homes (wider strides fold onto fewer). Sharing
+/// a home is correct either way: it costs the overflow table only while
+/// both values' monitors are in use at once.
 ///
 /// The home carries the address without the granule bits its index stands
 /// for (`key_at` puts them back): two addresses of one home that agree on
