@@ -96,6 +96,14 @@ fn assert_bounded_by_live_threads(path: &str, grown: Allocated) {
     );
 }
 
+/// One word per churned thread, living as long as the threads may hold them.
+fn leaked_words() -> &'static [MultiUseWord] {
+    (0..THREADS)
+        .map(|_| MultiUseWord::new())
+        .collect::<Vec<_>>()
+        .leak()
+}
+
 /// Locks as a thread typically does: a recursive enter on a word, and a
 /// `Synchronized`.
 fn lock_a_little() {
@@ -191,8 +199,7 @@ thread_local! {
 #[test]
 fn guard_released_by_a_thread_local_after_the_exit_cleanup() {
     let _serial = serial();
-    let words: Vec<MultiUseWord> = (0..THREADS).map(|_| MultiUseWord::new()).collect();
-    let words: &'static [MultiUseWord] = words.leak();
+    let words = leaked_words();
     let grown = churn(|i| {
         KEPT.with(|kept| {
             *kept.borrow_mut() = Some(words[i].lock());
@@ -282,8 +289,7 @@ fn timed_lock_that_gives_up_after_the_exit_cleanup() {
 #[test]
 fn exit_with_a_forgotten_guard() {
     let _serial = serial();
-    let words: Vec<MultiUseWord> = (0..THREADS).map(|_| MultiUseWord::new()).collect();
-    let words: &'static [MultiUseWord] = words.leak();
+    let words = leaked_words();
     let grown = churn(|i| {
         lock_a_little();
         std::mem::forget(words[i].lock());
@@ -322,8 +328,7 @@ thread_local! {
 #[test]
 fn forgotten_guard_after_the_exit_cleanup() {
     let _serial = serial();
-    let words: Vec<MultiUseWord> = (0..THREADS).map(|_| MultiUseWord::new()).collect();
-    let words: &'static [MultiUseWord] = words.leak();
+    let words = leaked_words();
     let grown = churn(|i| {
         // Registered before the first lock, so destroyed after the crate's
         // exit cleanup: it binds an environment from the pool, whose free
