@@ -63,8 +63,11 @@ fn main() {
     let arch = list("CARGO_CFG_TARGET_ARCH");
     let target = list("TARGET");
     let asm_swap = match arch.as_str() {
-        // `xchg`: locked and a full barrier on every x86.
-        "x86" | "x86_64" => true,
+        // `xchg`: locked and a full barrier on every x86. Not on x32
+        // (`x86_64` with 32-bit pointers), where the assembly's 64-bit
+        // register operands would exchange 8 bytes of a 4-byte word.
+        "x86" => true,
+        "x86_64" => list("CARGO_CFG_TARGET_POINTER_WIDTH") == "64",
         // SPARC V8 (`sparc`, not `sparc64`): `swap` exists, `cas` does not.
         // V7 has no `swap` either, and no cfg tells it from V8: the docs
         // require V8.

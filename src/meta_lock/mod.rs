@@ -267,8 +267,10 @@ impl MultiUseWord {
     ///
     /// # Panics
     ///
-    /// Any metalock operation from inside `f`, on any word, panics before
-    /// taking a second meta-lock: a thread holds at most one.
+    /// Any metalock operation from inside `f` that needs a meta-lock, on any
+    /// word, panics before taking it: a thread holds at most one. (An
+    /// uncontended lock or unlock of another word, one compare-and-swap,
+    /// takes none and succeeds.)
     #[doc(hidden)]
     pub fn __with_meta_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Release<'a> {

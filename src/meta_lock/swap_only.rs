@@ -37,9 +37,10 @@ impl MultiUseWord {
         let platform = crate::sys::get();
         let mut round = 0_u32;
         loop {
-            if round < YIELD_ROUNDS {
-                crate::primitive::yield_now();
-            } else {
+            // A yield every round: a platform whose wait returns at once
+            // (allowed) would otherwise leave the loop spinning.
+            crate::primitive::yield_now();
+            if round >= YIELD_ROUNDS {
                 sleep(platform, round - YIELD_ROUNDS);
             }
             round = round.saturating_add(1);
@@ -78,7 +79,8 @@ impl MetaLock<'_> {
     }
 }
 
-/// Failed test-and-set rounds that yield before the back-off starts sleeping.
+/// Failed test-and-set rounds that only yield, before the back-off also
+/// sleeps.
 #[cfg(not(metalock_model))]
 const YIELD_ROUNDS: u32 = 4;
 

@@ -3,14 +3,15 @@
 //!
 //! Only `load`, `store` and `swap` exist here, so the meta-lock runs its
 //! test-and-set variant and the extra-fast path is off (see `meta_lock` and
-//! `monitor`). The swap is one instruction of inline assembly on the
-//! targets that lack CAS (and on x86, so that the backend runs on ordinary
-//! hosts); on a target with CAS that the feature sends here, and under loom
-//! or Miri, which cannot see into assembly, it is the `core` (or loom) swap.
-//! `build.rs` decides, and stops a target that has neither. Loads and stores
-//! are `core`'s: on the CPUs the assembly is for, LLVM calls
-//! `__atomic_load_4` / `__atomic_store_4` for them, which the program's
-//! runtime provides (the README, "Portability: backends and platforms").
+//! `monitor`). The swap is one atomic instruction of inline assembly
+//! (between two `stbar`s on SPARC) on the targets that lack CAS, and on x86
+//! so that the backend runs on ordinary hosts; on a target with CAS that
+//! the feature sends here, and under loom or Miri, which cannot see into
+//! assembly, it is the `core` (or loom) swap. `build.rs` decides, and stops
+//! a target that has neither. Loads and stores are `core`'s: on ARMv5 and
+//! SPARC V8, LLVM calls `__atomic_load_4` / `__atomic_store_4` for them,
+//! which the program's runtime provides (the README, "Portability: backends
+//! and platforms").
 
 use crate::primitive::{AtomicUsize, Ordering};
 

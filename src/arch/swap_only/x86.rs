@@ -8,6 +8,14 @@
 
 use core::arch::asm;
 
+// `swap_usize` names whole registers, 64 bits on x86_64: `build.rs` keeps
+// x32 (32-bit pointers) off the assembly.
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(
+    usize::BITS == 64,
+    "x86_64 assembly swap on a 32-bit-pointer target"
+);
+
 /// Atomically writes `value` to `*ptr` and returns the previous value.
 ///
 /// # Safety
