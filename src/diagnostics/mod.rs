@@ -11,7 +11,10 @@
 //! starts or stops blocking meanwhile may wait for the few loads a snapshot
 //! makes of it, under its small lock; so may a thread that notifies it,
 //! while holding the monitor and the stripe of the wait table, so a
-//! snapshot preempted there delays that monitor and stripe until it runs.)
+//! snapshot preempted there delays that monitor and stripe until it runs.
+//! A snapshot also copies the keyed overflow table, one shard at a time
+//! under the shard's lock, which a keyed enter takes under a home's
+//! meta-lock: a snapshot preempted there delays that home's monitors too.)
 //!
 //! ```
 //! use metalock::MultiUseWord;
@@ -238,6 +241,9 @@ fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
         // the owner after this one.
         let word = record.diag_word.load(Ordering::Acquire);
         if word != 0 && record.owner() == owner {
+            // Relaxed: a note leaves the depth at 1 before it clears the
+            // word, and a reused record's first note is the Release store
+            // read above, so this reads 1 or a newer depth of that note.
             let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
             held.entry(owner).or_default().push((word, depth));
         }
@@ -258,7 +264,15 @@ fn owner_of(word: &MultiUseWord) -> Option<usize> {
     // Acquire pairs with the Release of whatever wrote the word, so the
     // record it points at is initialised.
     let bits = word.word.load(Ordering::Acquire);
+    if state(bits) != LOCKED {
+        return None;
+    }
     // SAFETY: a LOCKED word points at a live record (records are never
-    // freed).
-    (state(bits) == LOCKED).then(|| unsafe { (*record_of(bits)).owner() })
+    // freed). Its owner may have exited the monitor since and the record
+    // passed to another thread: the word, read again after the owner (the
+    // Acquire of `owner_for_dump` keeps that order), rejects such a read. A
+    // record that came back to this word meanwhile names its new owner,
+    // which owns the monitor.
+    let owner = unsafe { (*record_of(bits)).owner_for_dump() };
+    (word.word.load(Ordering::Acquire) == bits).then_some(owner)
 }

@@ -68,6 +68,10 @@ struct State {
     episodes: u64,
     /// Counts the threads the EE was bound to.
     binds: u64,
+    /// The word whose wait set a notify (or the wait's own end) left, so
+    /// that the thread now enters it again, until that wait's scope ends.
+    /// A wait shown while an inner episode ran is put back as an enter.
+    reentering: Option<usize>,
 }
 
 /// One thread's diagnostic state: which thread it is, and what it blocks
@@ -151,6 +155,7 @@ impl Diag {
         // Freed after the lock, as in `bind`.
         drop(self.state.with(|state| {
             state.blocked = None;
+            state.reentering = None;
             state.thread.take()
         }));
     }
@@ -166,44 +171,36 @@ impl Diag {
         timed: bool,
         key: Option<usize>,
     ) -> BlockedScope<'_> {
-        let (outer, binding, episode) = self.start_episode(word, waiting, timed, key);
+        let (outer, binding, episode) = self.state.with(|state| {
+            let outer = start_episode(state, word, waiting, timed, key);
+            (outer, state.binds, state.episodes)
+        });
         BlockedScope {
             diag: self,
             outer,
             binding,
             episode,
+            waited_on: waiting.then_some(word),
             _not_send: PhantomData,
         }
     }
 
     /// A thread blocked waiting on `word` left its wait set (notified, or
     /// out of time) and now enters `word` again, as long as its owner
-    /// keeps it: a new episode, within the wait's scope (which ends it).
+    /// keeps it: a new episode, within the wait's scope (which ends it). If
+    /// the thread is blocked in an inner episode meanwhile (code the crate
+    /// runs in the wait locked a monitor), that one goes on showing, and
+    /// its end puts the wait back as this enter.
     pub(crate) fn enter_again(&self, word: usize) {
-        self.start_episode(word, false, false, None);
-    }
-
-    /// Starts an episode; returns the one it replaces, the binding, and the
-    /// new episode's number.
-    fn start_episode(
-        &self,
-        word: usize,
-        waiting: bool,
-        timed: bool,
-        key: Option<usize>,
-    ) -> (Option<Blocked>, u64, u64) {
         self.state.with(|state| {
-            state.episodes += 1;
-            let outer = state.blocked.replace(Blocked {
-                word,
-                waiting,
-                timed,
-                key,
-                since: Instant::now(),
-                episode: state.episodes,
-            });
-            (outer, state.binds, state.episodes)
-        })
+            state.reentering = Some(word);
+            if state
+                .blocked
+                .is_some_and(|blocked| blocked.waiting && blocked.word == word)
+            {
+                start_episode(state, word, false, false, None);
+            }
+        });
     }
 
     /// What the thread is doing, if the EE belongs to a thread; `owner_of`
@@ -229,6 +226,25 @@ impl Diag {
     }
 }
 
+/// Starts an episode in `state`; returns the one it replaces.
+fn start_episode(
+    state: &mut State,
+    word: usize,
+    waiting: bool,
+    timed: bool,
+    key: Option<usize>,
+) -> Option<Blocked> {
+    state.episodes += 1;
+    state.blocked.replace(Blocked {
+        word,
+        waiting,
+        timed,
+        key,
+        since: Instant::now(),
+        episode: state.episodes,
+    })
+}
+
 /// A blocking episode in progress, on the thread that blocks; dropping it
 /// ends it, and puts back the episode it interrupted, if any, under a new
 /// number (the thread did not block all the time in between).
@@ -240,8 +256,11 @@ pub(crate) struct BlockedScope<'a> {
     diag: &'a Diag,
     outer: Option<Blocked>,
     binding: u64,
-    /// This scope's episode, or the last that `enter_again` started in it.
+    /// This scope's episode. A later one found at the end was started
+    /// within the scope: by `enter_again`, or by an inner scope's end.
     episode: u64,
+    /// The word, if this scope is a wait's.
+    waited_on: Option<usize>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -252,17 +271,25 @@ impl Drop for BlockedScope<'_> {
             // Another thread's EE now, or an episode this scope did not
             // start (nor `enter_again` within it): nothing here is ours to
             // end or put back.
-            let ours = state.binds == self.binding
-                && state
-                    .blocked
-                    .is_some_and(|blocked| blocked.episode >= self.episode);
+            if state.binds != self.binding {
+                return;
+            }
+            if self.waited_on.is_some() && state.reentering == self.waited_on {
+                state.reentering = None;
+            }
+            let ours = state
+                .blocked
+                .is_some_and(|blocked| blocked.episode >= self.episode);
             if !ours {
                 return;
             }
+            let reentering = state.reentering;
             state.blocked = outer.map(|outer| {
                 state.episodes += 1;
                 Blocked {
                     episode: state.episodes,
+                    // A wait that was left meanwhile is an enter now.
+                    waiting: outer.waiting && reentering != Some(outer.word),
                     ..outer
                 }
             });
@@ -294,6 +321,48 @@ mod tests {
         assert_eq!((back.word, back.waiting), (0x100, true));
         assert!(back.episode > episode, "a restored episode kept its number");
         drop(outer);
+        assert_eq!(blocked_word(&diag), None);
+    }
+
+    /// A notify that reaches a waiter blocked in an inner episode leaves
+    /// that episode showing, and turns the wait it puts back into an enter
+    /// (else a deadlock through that enter would go unseen).
+    #[test]
+    fn a_notify_during_an_inner_episode_puts_the_wait_back_as_an_enter() {
+        let diag = Diag::new();
+        diag.bind(false);
+        let wait = diag.block(0x100, true, false, None);
+        {
+            let _inner = diag.block(0x200, false, false, None);
+            diag.enter_again(0x100);
+            assert_eq!(blocked_word(&diag), Some(0x200));
+        }
+        let back = diag.observe(|_| None).unwrap().blocked.unwrap();
+        assert_eq!((back.word, back.waiting), (0x100, false));
+        drop(wait);
+        assert_eq!(blocked_word(&diag), None);
+        let next = diag.block(0x100, true, false, None);
+        {
+            let _inner = diag.block(0x200, false, false, None);
+        }
+        let back = diag.observe(|_| None).unwrap().blocked.unwrap();
+        assert_eq!(
+            (back.word, back.waiting),
+            (0x100, true),
+            "a notify outlived its wait"
+        );
+        drop(next);
+    }
+
+    #[test]
+    fn a_notify_turns_the_wait_into_an_enter() {
+        let diag = Diag::new();
+        diag.bind(false);
+        let wait = diag.block(0x100, true, false, None);
+        diag.enter_again(0x100);
+        let entering = diag.observe(|_| None).unwrap().blocked.unwrap();
+        assert_eq!((entering.word, entering.waiting), (0x100, false));
+        drop(wait);
         assert_eq!(blocked_word(&diag), None);
     }
 
