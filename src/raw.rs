@@ -2,11 +2,12 @@
 //! `lock_api::Mutex<metalock::RawMonitor, T>` (and code generic over
 //! `lock_api::RawMutex`) runs on metalock's protocol. Feature `lock_api`.
 
+use core::fmt;
 use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::guard::{AsMonitorGuard, deadline_after, sealed, try_entered};
+use crate::guard::{AbortOnUnwind, AsMonitorGuard, deadline_after, sealed, try_entered};
 use crate::lock_record::LockRecord;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -139,14 +140,20 @@ impl RawMonitor {
 /// unsafe { raw.unlock(token) };
 /// assert!(!raw.is_locked());
 /// ```
-#[derive(Debug)]
 pub struct RawMonitorToken {
     record: &'static LockRecord,
     not_send: PhantomData<*mut ()>,
 }
 
-// SAFETY: a shared token only lets its holder read nothing; unlocking takes
-// the token by value, on the thread that owns it (the token is not `Send`).
+impl fmt::Debug for RawMonitorToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawMonitorToken").finish_non_exhaustive()
+    }
+}
+
+// SAFETY: a shared token gives access to nothing (its `Debug` reads no
+// field); unlocking takes the token by value, on the thread that owns it
+// (the token is not `Send`).
 unsafe impl Sync for RawMonitorToken {}
 
 // SAFETY: mutual exclusion is the monitor's (enter/exit); entering acquires
@@ -184,13 +191,36 @@ unsafe impl lock_api::RawMutex for RawMonitor {
 }
 
 // SAFETY: as for `RawMutex`; a fair exit hands the monitor over under the
-// meta-lock, with the same Release.
+// meta-lock, with the same Release. `bump` either keeps the monitor or
+// enters it again, and aborts if that enter unwinds.
 unsafe impl lock_api::RawMutexFair for RawMonitor {
     #[inline]
     unsafe fn unlock_fair(&self, token: RawMonitorToken) {
         #[cfg(feature = "diagnostics")]
         crate::guard::note_held(&self.word, token.record, false);
         self.word.exit::<true>(token.record);
+    }
+
+    /// Hands the monitor to the first queued thread and enters again, as
+    /// lock_api's default does, but only when the word shows a queue:
+    /// otherwise it keeps the monitor, with no atomic read-modify-write.
+    #[inline]
+    unsafe fn bump(&self, token: &mut RawMonitorToken) {
+        if !self.word.has_queued_threads() {
+            return;
+        }
+        let held = RawMonitorToken {
+            record: token.record,
+            not_send: PhantomData,
+        };
+        // SAFETY: the caller holds the monitor with `token`, and `held` names
+        // the same record; `token` is written again before anyone uses it.
+        unsafe { lock_api::RawMutexFair::unlock_fair(self, held) };
+        // lock_api's rule: an unwind must leave the monitor held, so an
+        // enter that unwinds aborts instead.
+        let entering = AbortOnUnwind;
+        *token = lock_api::RawMutex::lock(self);
+        core::mem::forget(entering);
     }
 }
 

@@ -185,6 +185,26 @@ fn mapped_arc_fair_and_bump() {
     assert!(!m.is_locked());
 }
 
+/// With nobody queued, `bump` keeps the monitor: another thread's
+/// `try_lock` fails before and after it. A token's `Debug` shows nothing of
+/// the crate's records.
+#[test]
+fn bump_without_a_queue_keeps_the_monitor() {
+    let raw = RawMonitor::new();
+    let mut token = raw.lock();
+    assert_eq!(format!("{token:?}"), "RawMonitorToken { .. }");
+    let taken_by_another =
+        || thread::scope(|s| s.spawn(|| raw.try_lock().is_some()).join().unwrap());
+    assert!(!taken_by_another());
+    // SAFETY: `token` is the one `lock` returned, on this thread.
+    unsafe { lock_api::RawMutexFair::bump(&raw, &mut token) };
+    assert!(!taken_by_another());
+    assert!(raw.is_locked());
+    // SAFETY: as above; `bump` kept it valid.
+    unsafe { raw.unlock(token) };
+    assert!(!raw.is_locked());
+}
+
 #[test]
 fn a_fair_raw_monitor() {
     let m = lock_api::Mutex::<RawMonitor, u32>::from_raw(RawMonitor::new_fair(), 0);
