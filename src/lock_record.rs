@@ -23,9 +23,10 @@ pub(crate) const NOTIFIED: usize = 1;
 /// One thread's participation in one object's synchronization.
 ///
 /// Invariants:
-/// - allocated in batches that are never returned to the allocator (under
-///   loom: not before the model execution that allocated them has ended), so
-///   a pointer to a record stays valid; 16-aligned, so a pointer to it leaves
+/// - allocated in batches, or part of an execution environment (its hot
+///   record), never returned to the allocator (under loom: not before the
+///   model execution that allocated them has ended), so a pointer to a
+///   record stays valid; 16-aligned, so a pointer to it leaves
 ///   the word's four tag bits free;
 /// - `owner` is the address of the execution environment whose free list the
 ///   record belongs to. It changes only while the record is in no queue, in
@@ -34,7 +35,9 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   writes it before it installs the record anywhere. So a thread that reads
 ///   it through a word it loaded with Acquire sees the owner that installed
 ///   the record there, or a later one that is not the reader;
-/// - `count` and `free_next` are touched only by the owner's thread;
+/// - `count` is touched only by the owner's thread, and `free_next` too,
+///   except by a thread that takes a donated list (which holds it on no
+///   other thread's free list) before it makes the records its own;
 /// - `queue` links the record in an object's queue of threads waiting to
 ///   enter, or in the list of a wait table's stripe while the record waits
 ///   for a notification; it and `wait_state` are touched only under the
@@ -69,8 +72,9 @@ pub(crate) struct LockRecord {
     passed_over: UnsafeCell<PassedOver>,
     free_next: UnsafeCell<*mut LockRecord>,
     /// Feature `diagnostics`: the address of the word a guard holds through
-    /// this record (0 if none) and the depth, written by the owner with
-    /// plain stores, read by thread dumps.
+    /// this record (0 if none) and the depth, written only by the owner's
+    /// thread (atomics so that thread dumps may read them), read by thread
+    /// dumps.
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) diag_word: CoreAtomicUsize,
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
@@ -195,10 +199,12 @@ impl LockRecord {
     }
 
     /// # Safety
-    /// The caller holds the meta-lock of the object whose queue holds `self`.
+    /// As the type's invariant says for `queue`: the meta-lock of the object
+    /// whose queue holds `self`, the lock of the stripe whose list does, or
+    /// the owner's thread while the record is in neither.
     #[inline]
     pub(crate) unsafe fn queue(&self) -> *mut LockRecord {
-        // SAFETY: the meta-lock gives exclusive access.
+        // SAFETY: exclusive access (caller's contract).
         self.queue.with(|q| unsafe { *q })
     }
 

@@ -182,7 +182,9 @@ unsafe impl lock_api::RawMutex for RawMonitor {
     unsafe fn unlock(&self, token: RawMonitorToken) {
         #[cfg(feature = "diagnostics")]
         crate::guard::note_held(&self.word, token.record, false);
-        self.word.exit::<false>(token.record);
+        // SAFETY: the caller holds the monitor with `token` on this thread
+        // (`unlock`'s contract); its record owns it (the type's invariant).
+        unsafe { self.word.exit::<false>(token.record) };
     }
 
     fn is_locked(&self) -> bool {
@@ -198,7 +200,8 @@ unsafe impl lock_api::RawMutexFair for RawMonitor {
     unsafe fn unlock_fair(&self, token: RawMonitorToken) {
         #[cfg(feature = "diagnostics")]
         crate::guard::note_held(&self.word, token.record, false);
-        self.word.exit::<true>(token.record);
+        // SAFETY: as in `unlock`.
+        unsafe { self.word.exit::<true>(token.record) };
     }
 
     /// Hands the monitor to the first queued thread and enters again, as

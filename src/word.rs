@@ -15,8 +15,9 @@ pub(crate) const NEUTRAL: usize = 0b00;
 /// A thread holds the monitor; the high bits point at its lock record, the
 /// first of the object's queue of threads waiting to enter.
 pub(crate) const LOCKED: usize = 0b01;
-/// Nobody holds the monitor but threads are queued to enter (one of them
-/// invited, on its way); the high bits point at the first lock record.
+/// Nobody holds the monitor but threads are queued to enter, and a thread
+/// invited out of the queue is on its way to take it; the high bits point
+/// at the first lock record still queued.
 pub(crate) const WAITERS: usize = 0b10;
 /// The meta-lock is held; the high bits are the execution environment of the
 /// thread that swapped last.

@@ -110,7 +110,7 @@ pub fn thread_exec_env() -> Option<usize> {
     ExecEnv::current_if_bound().map(ExecEnv::as_owner)
 }
 
-/// `monitor_signal`: nothing since the thread last queued.
+/// `monitor_signal`: nothing since the thread last queued or started a wait.
 pub(crate) const SIGNAL_NONE: usize = 0;
 /// `monitor_signal`: an exit took the thread's record out of the queue and
 /// invites it to re-contend.

@@ -243,7 +243,8 @@ impl<'a> MonitorGuard<'a> {
         let this = core::mem::ManuallyDrop::new(self);
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(this.word, this.record, false);
-        this.word.exit::<true>(this.record);
+        // SAFETY: the guard's invariant; it is not dropped after this.
+        unsafe { this.word.exit::<true>(this.record) };
     }
 }
 
@@ -290,7 +291,8 @@ impl Drop for MonitorGuard<'_> {
     fn drop(&mut self) {
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(self.word, self.record, false);
-        self.word.exit::<false>(self.record);
+        // SAFETY: the guard's invariant.
+        unsafe { self.word.exit::<false>(self.record) };
     }
 }
 

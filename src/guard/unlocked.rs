@@ -145,10 +145,14 @@ impl MonitorGuard<'_> {
         debug_assert_eq!(self.depth(), 1);
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         note_held(self.word, self.record, false);
-        if fair {
-            self.word.exit::<true>(self.record);
-        } else {
-            self.word.exit::<false>(self.record);
+        // SAFETY: the guard's invariant: its record, on its thread, owns
+        // the monitor with this guard's level.
+        unsafe {
+            if fair {
+                self.word.exit::<true>(self.record);
+            } else {
+                self.word.exit::<false>(self.record);
+            }
         }
         // Until it enters again, `self.record` is stale, and only `Reenter`
         // can reach `self`.

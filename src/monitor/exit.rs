@@ -17,13 +17,17 @@ use crate::word::{FAIR, LOCKED, MultiUseWord, WAITERS, state};
 
 impl MultiUseWord {
     /// Leaves one level of the monitor that `record` owns. Leaving the last
-    /// level with threads queued to enter invites the first of them, or,
-    /// `FAIR`, hands it the monitor.
+    /// level with threads queued to enter invites the first of them, or
+    /// hands it the monitor: on `FAIR_UNLOCK`, on a fair monitor, or when
+    /// that thread was passed over too long (see `release_to_queue`).
     ///
-    /// Called on the owner's thread (by its guard).
+    /// # Safety
+    /// `record` is the calling thread's and owns this monitor (a guard's or
+    /// a token's, with a level of its own): the count is written without
+    /// the meta-lock.
     #[inline(always)]
-    pub(crate) fn exit<const FAIR: bool>(&self, record: &'static LockRecord) {
-        // SAFETY: the guard that calls us lives on the owner's thread.
+    pub(crate) unsafe fn exit<const FAIR_UNLOCK: bool>(&self, record: &'static LockRecord) {
+        // SAFETY: caller's contract: the owner's thread.
         let count = unsafe { record.count() };
         if EXTRA_FAST && count > 1 {
             // SAFETY: owner-only field.
@@ -39,8 +43,9 @@ impl MultiUseWord {
             let released_last = unsafe { ee.push_lock_record(record) };
             // Release pairs with the Acquire of the next enter; Relaxed on
             // failure, as the slow path re-reads the word under the
-            // meta-lock. Fails when a thread queued or the payload changed:
-            // the summary bit is set.
+            // meta-lock. Fails when a thread queued or the payload changed
+            // (the summary bit is set), or while a thread holds the
+            // meta-lock (the word is BUSY).
             if self
                 .word
                 .compare_exchange(
@@ -53,8 +58,9 @@ impl MultiUseWord {
             {
                 // The word no longer refers to the record and its queue was
                 // empty (clear summary bit), the count is 1, an owner never
-                // waits for a notification and every enter ends with its
-                // `passed_over` cleared: the presets hold.
+                // waits for a notification, and its `passed_over` is the
+                // default (the enters that count losses clear it as they
+                // end): the presets hold.
                 // SAFETY: nothing refers to the record any more.
                 #[cfg(debug_assertions)]
                 unsafe {
@@ -70,7 +76,7 @@ impl MultiUseWord {
             // SAFETY: pushed above, no list change since.
             unsafe { ee.take_lock_record(record) };
         }
-        self.exit_slow(record, FAIR);
+        self.exit_slow(record, FAIR_UNLOCK);
     }
 
     /// monitorExit through the meta-lock (Fig. 6 right, Fig. 7 right).
@@ -106,11 +112,12 @@ impl MultiUseWord {
     }
 }
 
-/// monitorExitSlow (Fig. 7, right): releases a monitor that nobody will own
-/// any more but a thread of `queue` (the queue left behind, head first, null
-/// if none, `last` its last record), whose payload is `displaced`, and
-/// releases the meta-lock; returns the wake-up owed to the thread it
-/// signalled.
+/// monitorExitSlow (Fig. 7, right): releases a monitor whose owner gives it
+/// up, leaving `queue` behind (head first, null if none, `last` its last
+/// record), with `displaced` the payload of its NEUTRAL form, and releases
+/// the meta-lock; returns the wake-up owed to the thread it signalled. The
+/// next owner is the thread it hands the monitor to, or else whoever takes
+/// it first: the invited thread or a newcomer.
 ///
 /// The first thread of the queue (notified waiters join it ahead of the
 /// contenders not yet passed over too long) is invited to re-contend with
@@ -137,7 +144,9 @@ impl MultiUseWord {
 /// those waits; one at a time pays each in full.
 ///
 /// # Safety
-/// `held` is the meta-lock of the word whose queue `queue` is.
+/// `held` is the meta-lock of the word whose queue `queue` is, whose owner
+/// gives the monitor up (nothing else links `queue` any more); `last` is
+/// the last record of `queue`, and `displaced` the word's NEUTRAL form.
 pub(super) unsafe fn release_to_queue(
     held: MetaLock<'_>,
     queue: *mut LockRecord,

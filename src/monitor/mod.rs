@@ -131,11 +131,11 @@ fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
     state(bits) == LOCKED && unsafe { (*record_of(bits)).owner() } == ee.as_owner()
 }
 
-/// The slot of `address` in a table of `slots` (a power of two) that the
-/// policy keeps beside the words, since every payload bit of a word is the
-/// user's: a multiplicative hash, which spreads neighbouring words or
-/// conditions, often contended or waited on together, over different
-/// slots.
+/// The slot of `address` in a table of `slots` (a power of two) kept
+/// beside the words, since every payload bit of a word is the user's (the
+/// policy's marks, the wait table's stripes): a multiplicative hash, which
+/// spreads neighbouring words or conditions, often contended or waited on
+/// together, over different slots.
 #[cfg(not(metalock_model))]
 #[inline]
 fn slot_of(address: usize, slots: usize) -> usize {

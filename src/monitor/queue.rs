@@ -3,8 +3,9 @@
 //! of contenders; and the bookkeeping of eventual fairness.
 
 use super::{FAIR_AFTER, locked_bits};
-use crate::lock_record::record_of;
-use crate::lock_record::{HAND_OVER_NEXT, LockRecord, NOT_WAITING, NOTIFIED, PassedOver};
+use crate::lock_record::{
+    HAND_OVER_NEXT, LockRecord, NOT_WAITING, NOTIFIED, PassedOver, record_of,
+};
 use crate::meta_lock::hooks;
 use crate::sys;
 use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
@@ -13,13 +14,18 @@ use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
 /// constant time: the head knows the queue's last record.
 ///
 /// # Safety
-/// The caller holds the meta-lock of the object whose queue `head` heads.
+/// The caller holds the meta-lock of the object whose queue `head` heads;
+/// `record` is in no queue, its link null.
 pub(super) unsafe fn append_to_queue(head: &LockRecord, record: &LockRecord) {
     let record = record as *const LockRecord as *mut LockRecord;
     // SAFETY: caller's contract; queued records live forever, and a head
     // with a queue behind it knows the last (the record's invariant).
     unsafe {
         debug_assert_last(head);
+        debug_assert!(
+            (*record).queue().is_null(),
+            "a queued record was queued again"
+        );
         match head.queue().is_null() {
             true => head.set_queue(record),
             false => (*head.last()).set_queue(record),
@@ -32,9 +38,9 @@ pub(super) unsafe fn append_to_queue(head: &LockRecord, record: &LockRecord) {
 /// queue's last record.
 ///
 /// # Safety
-/// As for [`append_to_queue`].
+/// The caller holds the meta-lock of the object whose queue `head` heads.
 #[inline]
-pub(super) unsafe fn debug_assert_last(head: &LockRecord) {
+unsafe fn debug_assert_last(head: &LockRecord) {
     // SAFETY: caller's contract.
     unsafe { debug_assert_ends_at(head.queue(), head.last()) }
 }
@@ -91,10 +97,12 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
         debug_assert!(matches!(state(bits), LOCKED | WAITERS));
         let mut prev = &*head;
         while !core::ptr::eq(prev.queue(), record) {
-            prev = prev
-                .queue()
-                .as_ref()
-                .expect("metalock: a record that gave up was not in its queue");
+            // Under the meta-lock a panic would abort anyway, after running
+            // the panic hook where it must not lock this word: abort at once.
+            prev = match prev.queue().as_ref() {
+                Some(next) => next,
+                None => sys::abort_with("metalock: a record that gave up was not in its queue"),
+            };
         }
         prev.set_queue(rest);
         if rest.is_null() {

@@ -9,8 +9,8 @@
 //! reaches it invites it to re-contend; if it loses to a thread that barged
 //! in, it goes back first (`requeue_first`) and the exit that finds it first
 //! hands it the monitor, so a notified waiter blocks again at most once. A
-//! waiter whose time runs out first takes its record out of the wait table
-//! and enters like any contender.
+//! waiter whose time runs out, or whose interrupt comes, first takes its
+//! record out of the wait table and enters like any contender.
 
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
@@ -44,7 +44,9 @@ pub(crate) enum WaitEnd {
     Notified,
     /// The deadline passed first.
     TimedOut,
-    /// The waiter's interrupt flag was set first; the flag is cleared.
+    /// The waiter's interrupt flag was set first, or was set while a
+    /// waiter whose time ran out entered the monitor again; the flag is
+    /// cleared.
     Interrupted,
 }
 
@@ -312,7 +314,10 @@ impl MultiUseWord {
     /// all) from the locked stripe into this monitor's queue, to enter;
     /// returns how many. If nobody owns the monitor, invites the first of
     /// them and wakes it at once, under the stripe, so that with more to
-    /// move it runs meanwhile (it may have been handed the monitor).
+    /// move it runs meanwhile (it may have been handed the monitor); each
+    /// next one finds the monitor owned by then, and queues, or still free,
+    /// and is invited too (a `notify_all` by a non-owner may so wake all
+    /// its waiters at once, each a contender).
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
@@ -452,13 +457,15 @@ mod tests {
             .downcast_ref::<String>()
             .expect("a formatted panic message");
         assert!(message.contains("wait of a monitor that the calling thread does not own"));
-        HELD.exit::<false>(record);
+        // SAFETY: the record entered `HELD` above, on this thread.
+        unsafe { HELD.exit::<false>(record) };
         // The word and its stripe are as before.
         assert!(!NOT_HELD.is_locked());
         let record = NOT_HELD.enter::<true>(ee);
         let deadline = crate::sys::Instant::now() + Duration::from_millis(1);
         let end = NOT_HELD.wait(record, Some(deadline), WaitSet::Monitor, None);
         assert_eq!(end, WaitEnd::TimedOut);
-        NOT_HELD.exit::<false>(record);
+        // SAFETY: as above, for `NOT_HELD`.
+        unsafe { NOT_HELD.exit::<false>(record) };
     }
 }

@@ -278,10 +278,10 @@ impl Waiting<'_> {
 #[cfg(not(metalock_model))]
 pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
     let _ = condition;
-    // Fibonacci hashing of the address, without its alignment bits; the top
-    // bits index the table.
-    let hash = (address >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
-    &STRIPES[hash >> (usize::BITS - STRIPE_COUNT.trailing_zeros())]
+    // The policy's hash, in 64 bits on every target: a `usize` product
+    // truncated the constant on 32-bit ones, and a shift by 3 dropped a
+    // significant bit of their 4-aligned words.
+    &STRIPES[super::slot_of(address, STRIPE_COUNT)]
 }
 
 /// Under the model checkers, one stripe for the words' own wait sets and
