@@ -357,6 +357,11 @@ unsafe fn note_overtaken(contender: &LockRecord) {
 /// contender passed over once invited again, one passed over twice handed
 /// the monitor) without the clock.
 ///
+/// Reads the clock, under the meta-lock, for a record passed over twice or
+/// more and not yet marked to be handed the monitor: a `notify_all` that
+/// queues n waiters ahead of such a contender reads it up to n times (an
+/// invited contender reads it before the meta-lock, see `Entry::Invited`).
+///
 /// # Safety
 /// The caller holds the meta-lock of the object whose queue held `record`.
 pub(super) unsafe fn passed_over_too_long(record: &LockRecord) -> bool {
