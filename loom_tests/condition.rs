@@ -137,11 +137,13 @@ static REACHED_BOTH: [std::sync::atomic::AtomicUsize; 2] = [
 ];
 
 /// `notify_all` on a condition by a thread that does not hold the monitor,
-/// with two waiters: the notifier moves them into the monitor one at a
-/// time, taking the meta-lock again for the second, which may find the
-/// word free, locked by the first, or with the first queued; on a fair
-/// monitor it hands the monitor over itself. Each waiter returns once (a
-/// waiter left behind sleeps for ever, which loom reports as a deadlock).
+/// with two waiters: finding the word NEUTRAL, the notifier invites the
+/// first (on a fair monitor, hands it the monitor) and queues the second
+/// behind it under the same hold of the meta-lock; else it moves them one
+/// at a time, taking the meta-lock again for the second, which may find the
+/// word free, locked by the first, or with the first queued. Each waiter
+/// returns once (a waiter left behind sleeps for ever, which loom reports
+/// as a deadlock), and some execution queues the second behind the first.
 fn notify_all_without_the_monitor(fair: bool) {
     let value = if fair {
         Synchronized::new_fair(0)
@@ -177,22 +179,26 @@ fn notify_all_without_the_monitor(fair: bool) {
 
 #[test]
 fn notify_all_without_the_monitor_releases_two_waiters() {
+    let before = events::events();
     explore(
         "notify_all_without_the_monitor_releases_two_waiters",
         builder(2),
         || notify_all_without_the_monitor(false),
     );
     assert!(REACHED_BOTH[0].load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(events::events().queued_behind_invited > before.queued_behind_invited);
 }
 
 #[test]
 fn notify_all_without_a_fair_monitor_releases_two_waiters() {
+    let before = events::events();
     explore(
         "notify_all_without_a_fair_monitor_releases_two_waiters",
         builder(2),
         || notify_all_without_the_monitor(true),
     );
     assert!(REACHED_BOTH[1].load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(events::events().queued_behind_invited > before.queued_behind_invited);
 }
 
 /// A notify on a condition by a thread that does not hold the monitor,

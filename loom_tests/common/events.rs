@@ -1,8 +1,8 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
-//! `TimedEnterSettled`), so that a model can assert that its executions
-//! reached the path it names. Included by path from the model files that
-//! count them.
+//! `NotifiedQueuedBehindInvited`, `TimedEnterSettled`), so that a model can
+//! assert that its executions reached the path it names. Included by path
+//! from the model files that count them.
 
 // Each model file that includes this module counts some of the events, so
 // each sees some of it unused.
@@ -29,6 +29,9 @@ pub struct Events {
     /// Waiters a notify put ahead of the queue of a free monitor
     /// (`NotifiedAheadOfQueue`).
     pub notified_ahead: usize,
+    /// `notify_all`s that found the monitor NEUTRAL and queued waiters
+    /// behind the one they invited (`NotifiedQueuedBehindInvited`).
+    pub queued_behind_invited: usize,
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
@@ -78,6 +81,7 @@ pub fn events() -> Events {
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
         static REQUEUED_BEHIND: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
+        static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
     }
     fn count(event: HandoffEvent) {
@@ -87,6 +91,7 @@ pub fn events() -> Events {
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
             HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
+            HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
                 GAVE_UP.with(|n| {
@@ -107,6 +112,7 @@ pub fn events() -> Events {
         passed_over: PASSED_OVER.with(Cell::get),
         requeued_behind: REQUEUED_BEHIND.with(Cell::get),
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
+        queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
     }
 }

@@ -30,6 +30,9 @@ pub enum HandoffEvent {
     /// (an invited thread not yet back), put the waiter it moved ahead of
     /// them, and invited it at once.
     NotifiedAheadOfQueue,
+    /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
+    /// it invited the first and queued the others behind it.
+    NotifiedQueuedBehindInvited,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.
     TimedEnterSettled(GiveUp),

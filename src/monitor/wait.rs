@@ -21,7 +21,7 @@ use super::queue::insert_notified;
 use super::wait_table::{Waiting, stripe};
 use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
-use crate::lock_record::{LockRecord, record_of};
+use crate::lock_record::{LockRecord, NOTIFIED, record_of};
 use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::sys::Instant;
@@ -313,11 +313,12 @@ impl MultiUseWord {
     /// Moves the records that wait on `key` (the longest-waiting one, or
     /// all) from the locked stripe into this monitor's queue, to enter;
     /// returns how many. If nobody owns the monitor, invites the first of
-    /// them and wakes it at once, under the stripe, so that with more to
-    /// move it runs meanwhile (it may have been handed the monitor); each
-    /// next one finds the monitor owned by then, and queues, or still free,
-    /// and is invited too (a `notify_all` by a non-owner may so wake all
-    /// its waiters at once, each a contender).
+    /// them and wakes it at once, under the stripe (it may have been handed
+    /// the monitor); a `notify_all` that finds the word NEUTRAL queues the
+    /// others behind it first, where each exit invites the next. One that
+    /// finds threads queued (WAITERS) invites its waiters one at a time,
+    /// ahead of them, each next one finding the monitor owned by then, and
+    /// queuing, or still free, and invited too.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
@@ -376,7 +377,26 @@ impl MultiUseWord {
                     let queue = waiter as *const LockRecord as *mut LockRecord;
                     let (displaced, last) = if state(bits) == NEUTRAL {
                         waiter.set_queue(core::ptr::null_mut());
-                        (bits, queue)
+                        // A `notify_all` queues the rest behind it, under
+                        // this one hold: each exit then invites the next,
+                        // as when the notifier owns the monitor. Invited
+                        // one by one, as the meta-lock is taken again for
+                        // each, they all woke at once, from the notifier's
+                        // CPU, even where there was none to run them.
+                        let mut last = waiter;
+                        if all {
+                            while let Some(next) = waiting.take_oldest(key) {
+                                next.set_queue(core::ptr::null_mut());
+                                next.set_wait_state(NOTIFIED);
+                                last.set_queue(next as *const LockRecord as *mut LockRecord);
+                                last = next;
+                                notified += 1;
+                            }
+                            if !core::ptr::eq(last, waiter) {
+                                hooks::fire(hooks::HandoffEvent::NotifiedQueuedBehindInvited);
+                            }
+                        }
+                        (bits, last as *const LockRecord as *mut LockRecord)
                     } else {
                         let head = record_of(bits);
                         waiter.set_queue(head);
