@@ -131,7 +131,7 @@ impl ConditionWord {
     fn notify_waiters(&self, all: bool) -> usize {
         ExecEnv::with_current(|ee| {
             count!(ee, notifies);
-            stripe(self.id(), true).with(ee, |waiting| {
+            let notify = |waiting: &mut Waiting<'_>| {
                 // Relaxed: written only under the stripe we hold.
                 let bound = self.bound.load(Ordering::Relaxed);
                 if bound == 0 {
@@ -147,7 +147,9 @@ impl ConditionWord {
                 let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all) };
                 self.unbind_unless_waited_on(waiting);
                 notified
-            })
+            };
+            // SAFETY: `ee` is the calling thread's (`with_current`).
+            unsafe { stripe(self.id(), true).with(ee, notify) }
         })
     }
 }

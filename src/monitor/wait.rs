@@ -120,11 +120,13 @@ impl MultiUseWord {
         );
         let key = self.wait_key(set);
         let home = home_with(self);
-        let started = stripe(key, set.is_condition()).with(ee, |waiting| {
+        let start = |waiting: &mut Waiting<'_>| {
             // SAFETY: we hold the stripe; the record is ours.
             let started = unsafe { self.start_waiting(ee, record, waiting, key, home, set) };
             started.map(|wake| (wake, waiting.is_alone()))
-        });
+        };
+        // SAFETY: `ee` is the calling thread's, the owner of its record.
+        let started = unsafe { stripe(key, set.is_condition()).with(ee, start) };
         // Raised once the stripe is released: the panic hook is user code.
         let alone = match started {
             // Woken once the stripe is released (see `Wake`).
@@ -135,7 +137,8 @@ impl MultiUseWord {
             Err(Refused::NotOwner) => not_owned("wait"),
             Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
         };
-        let end = self.wait_started(ee, record, deadline, set, interrupt, alone);
+        // SAFETY: as above; the record waits in `set` now.
+        let end = unsafe { self.wait_started(ee, record, deadline, set, interrupt, alone) };
         if let Some(home) = home {
             home.unpin();
         }
@@ -144,7 +147,11 @@ impl MultiUseWord {
 
     /// The rest of `wait`, once the record waits in `set`, `alone` in its
     /// stripe or not.
-    fn wait_started(
+    ///
+    /// # Safety
+    /// `ee` is the calling thread's EE, and `record` its record, waiting in
+    /// `set`.
+    unsafe fn wait_started(
         &self,
         ee: &'static ExecEnv,
         record: &'static LockRecord,
@@ -158,13 +165,15 @@ impl MultiUseWord {
         if signal == SIGNAL_NONE {
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
-            let left = stripe(key, set.is_condition()).with(ee, |waiting| {
+            let leave = |waiting: &mut Waiting<'_>| {
                 let left = waiting.remove(record);
                 if left && let WaitSet::Condition(condition) = set {
                     condition.unbind_unless_waited_on(waiting);
                 }
                 left
-            });
+            };
+            // SAFETY: `ee` is the calling thread's (the caller's contract).
+            let left = unsafe { stripe(key, set.is_condition()).with(ee, leave) };
             if left {
                 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
                 ee.diag.enter_again(self as *const MultiUseWord as usize);
@@ -304,10 +313,9 @@ impl MultiUseWord {
         if !stripe.may_have_waiters() {
             return 0;
         }
-        // SAFETY: we own the monitor, so the word is alive; `ee` is ours.
-        stripe.with(ee, |waiting| unsafe {
-            self.move_waiters(ee, waiting, key, all)
-        })
+        // SAFETY: we own the monitor, so the word is alive; `ee` is ours,
+        // as the stripe's lock requires.
+        unsafe { stripe.with(ee, |waiting| self.move_waiters(ee, waiting, key, all)) }
     }
 
     /// Moves the records that wait on `key` (the longest-waiting one, or

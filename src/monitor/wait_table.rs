@@ -101,8 +101,13 @@ impl Stripe {
     /// the process if that thread holds a stripe or a meta-lock already
     /// (code that the crate runs there, a platform callback or a global
     /// allocator, waited or notified).
-    pub(super) fn with<R>(&self, ee: &ExecEnv, f: impl FnOnce(&mut Waiting<'_>) -> R) -> R {
-        // SAFETY: thread-owned fields of the calling thread's EE.
+    ///
+    /// # Safety
+    /// `ee` is the calling thread's EE: its flags are read and written as
+    /// the thread's own.
+    pub(super) unsafe fn with<R>(&self, ee: &ExecEnv, f: impl FnOnce(&mut Waiting<'_>) -> R) -> R {
+        // SAFETY: thread-owned fields of the calling thread's EE (the
+        // caller's contract).
         let nested = ee.stripe_held.with(|held| unsafe { *held })
             || ee.meta_lock_held.with(|held| unsafe { *held }) != 0;
         if nested {
