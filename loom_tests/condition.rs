@@ -50,11 +50,14 @@ fn shared() -> Arc<Shared> {
 fn notify_on_b_does_not_wake_a_waiter_on_a() {
     // A waiter on A (timed) and one on B (untimed, waiting for the value to
     // change); the notifier changes the value and notifies B only. B's
-    // waiter must return; A's must time out, never notified.
+    // waiter must return; A's must time out, never notified. In one stripe,
+    // so that B's notify walks past A's waiter (each condition has a stripe
+    // of its own in the models otherwise).
     explore(
         "notify_on_b_does_not_wake_a_waiter_on_a",
         builder(3),
         || {
+            metalock::__test_hooks::share_one_stripe();
             let shared = shared();
             let on_a = {
                 let shared = Arc::clone(&shared);

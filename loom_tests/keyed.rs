@@ -372,9 +372,10 @@ fn notify_races_an_interrupt() {
 }
 
 /// The one thread that touches a keyed word without a table reference: a
-/// `Condition` notifier (on an overflow entry: the home serves y) that does not hold the monitor moves the waiter into
-/// the word's queue, while the waiter's timed wait may time out at any
-/// point, and its unlock reclaims the entry. A waiter still in the stripe
+/// `Condition` notifier (on an overflow entry: the home serves y) that does
+/// not hold the monitor moves the waiter into the word's queue, while the
+/// waiter's timed wait may time out at any point, and its unlock reclaims
+/// the entry. A waiter still in the stripe
 /// cannot leave without it, and one the notifier moved takes the monitor
 /// only after the notifier's last access, its release of the word's
 /// meta-lock, so the word outlives the notify.
@@ -539,12 +540,54 @@ fn keyed_unlock_fair_hands_an_entry_over() {
     assert!(handed_over > 0, "no execution handed the entry over");
 }
 
+/// Two threads queue on x's home while the main thread holds it (a home
+/// with a queue of two records, its payload the key of x displaced into the
+/// first): each exit, fair, hands the monitor to the next in line, the home
+/// keyed for x throughout, and every increment is ordered by it.
+#[test]
+fn two_threads_queue_on_one_home() {
+    /// Adds one to `cell` under its keyed monitor, and hands the monitor
+    /// over if a thread is queued.
+    fn bump_fair(cell: &UnsafeCell<usize>) {
+        let guard = metalock::lock(cell);
+        // SAFETY: we hold the cell's monitor.
+        cell.with_mut(|c| unsafe { *c += 1 });
+        guard.unlock_fair();
+    }
+    static MOST_IN_ONE_RUN: AtomicUsize = AtomicUsize::new(0);
+    let before = events();
+    explore("two_threads_queue_on_one_home", builder(2), || {
+        let start = events().handed_over;
+        let values = Values::new();
+        let x = metalock::lock(&values.x);
+        let contenders: Vec<_> = (0..2)
+            .map(|_| {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump_fair(&values.x))
+            })
+            .collect();
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        x.unlock_fair();
+        for contender in contenders {
+            contender.join().unwrap();
+        }
+        assert_eq!(read(&values.x), 3);
+        assert_eq!(metalock::keyed_monitors(), 0);
+        MOST_IN_ONE_RUN.fetch_max(events().handed_over - start, Relaxed);
+    });
+    let handed_over = events().handed_over - before.handed_over;
+    let most = MOST_IN_ONE_RUN.load(Relaxed);
+    println!("two_threads_queue_on_one_home: {handed_over} hand-overs, at most {most} in a run");
+    assert!(most >= 2, "no execution handed the home over twice");
+}
+
 /// `KeyedGuard::unlocked` finds its monitor again by the address: the main
 /// thread holds x and, while it has let it go, locks y, which may rekey the
 /// single home to y or push y (or, later, x) to the overflow table; another
-/// thread locks x and increments its cell meanwhile. Whatever place x's monitor has when the
-/// closure returns, the guard holds x's, and every increment of x is
-/// ordered by it.
+/// thread locks x and increments its cell meanwhile. Whatever place x's
+/// monitor has when the closure returns, the guard holds x's, and every
+/// increment of x is ordered by it.
 #[test]
 fn keyed_unlocked_enters_again_by_address() {
     explore("keyed_unlocked_enters_again_by_address", builder(3), || {
