@@ -44,8 +44,10 @@ macro_rules! declare_snapshot {
             fn add(&mut self, counters: &ThreadStats) {
                 // Relaxed: counters carry no data; a snapshot needs no
                 // ordering.
-                $(self.$field =
-                    wrap(self.$field + counters.$field.load(Ordering::Relaxed) as u64);)*
+                $(self.$field = wrap(
+                    self.$field
+                        .wrapping_add(counters.$field.load(Ordering::Relaxed) as u64),
+                );)*
             }
 
             /// Each count of `self` combined with the same count of `other`.

@@ -212,9 +212,10 @@ impl WaitSpin {
                 };
             }
             let mark = lone.map(|key| {
-                // SAFETY: the caller's contract. Taken only by a wait that
-                // learns, so that a wait in between that does not (one with
-                // others in its stripe, or past its deadline) leaves it.
+                // SAFETY: the caller's contract. Taken by a lone wait still
+                // within its deadline (it learns if it parks), so that a
+                // wait in between with others in its stripe, or already
+                // past its deadline, leaves the note for the next one.
                 let paired = unsafe { ee.take_reached_a_waiter() };
                 let long_park = if paired {
                     LONG_PARK_PAIRED

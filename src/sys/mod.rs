@@ -100,7 +100,9 @@ pub(crate) fn micros(at: Instant) -> u32 {
 ///   and its parker, through which every blocked thread of the crate is
 ///   woken, rely on it;
 /// - `now` is monotonic: it never returns an instant earlier than one it
-///   returned before, on any thread;
+///   returned before, on any thread; and it keeps advancing, without
+///   wrapping, for as long as the program runs (a clock that stops or
+///   wraps leaves a timed lock or wait blocked past its deadline);
 /// - `current_thread_slot` (only used without `std`) returns a pointer to a
 ///   slot that belongs to the calling thread alone, starts at zero, and stays
 ///   valid for as long as that thread runs; the thread's exit path calls
@@ -344,12 +346,17 @@ pub(crate) fn abort_with(message: &str) -> ! {
         /// Set by the first abort. The panic handler is user code that may
         /// use the crate again (log through a locked device, say) and meet
         /// the same misuse: `core` counts no panics, so a second abort
-        /// would recurse until the stack overflows. It stops there instead.
+        /// would recurse until the stack overflows. It stops there instead,
+        /// blocked on the flag that nobody clears once a platform is
+        /// registered, so that it takes no CPU from the first one's handler.
         static ABORTING: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
         // Relaxed: only which call came first matters.
         if crate::arch::swap_u32(&ABORTING, 1, core::sync::atomic::Ordering::Relaxed) != 0 {
             loop {
-                core::hint::spin_loop();
+                match registry::try_get() {
+                    Some(platform) => platform.wait(&ABORTING, 1, None),
+                    None => core::hint::spin_loop(),
+                }
             }
         }
         abort_with_message(&message)

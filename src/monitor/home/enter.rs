@@ -85,7 +85,8 @@ impl Home {
             record.set_displaced(displaced);
             // AcqRel: Acquire pairs with the Release of the previous unlock
             // or meta-lock release, Release publishes the record's displaced
-            // form to meta-lock holders.
+            // form to meta-lock holders. Relaxed on failure: the value read
+            // is dropped, and the slow path reads the word again.
             return match self.word.word.compare_exchange(
                 bits,
                 locked_bits(record),

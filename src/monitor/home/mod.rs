@@ -311,9 +311,9 @@ impl Home {
         })
     }
 
-    /// Runs `f` on the home's word value and NEUTRAL form if the home
-    /// serves `key` now; `None` if it serves another address, and then
-    /// whether the home's addresses may have overflow entries.
+    /// Runs `f` on the home's word value if the home serves `key` now;
+    /// `Err` if it serves another address, carrying whether the home's
+    /// addresses may have overflow entries.
     pub(crate) fn inspect<R>(
         &'static self,
         key: usize,
@@ -342,16 +342,21 @@ impl Home {
     }
 
     /// The address the home serves while its monitor is in use (held,
-    /// queued on or waited on), for the thread dump; `None` if not, or if
-    /// the word is in the middle of an operation. Takes no meta-lock, so
-    /// that a dump neither waits nor binds an EE to its thread.
+    /// queued on, or pinned by a waiter or an invited thread), for the
+    /// thread dump; `None` if not, or if the word is in the middle of an
+    /// operation. Takes no meta-lock, so that a dump neither waits nor binds
+    /// an EE to its thread; the answer is a best-effort reading.
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
     pub(crate) fn key_in_use(&'static self) -> Option<usize> {
         // Acquire pairs with the Release of whatever wrote the word, so the
         // record it points at holds the payload it displaced.
         let bits = self.word.word.load(Ordering::Acquire);
         let neutral = match state(bits) {
-            NEUTRAL if bits & PINNED == 0 => return None,
+            // Relaxed: a hint for a dump. The bit outlives the last pin
+            // until a meta-lock clears it; a home with no pins left is idle.
+            NEUTRAL if bits & PINNED == 0 || self.pins.load(Ordering::Relaxed) == 0 => {
+                return None;
+            }
             NEUTRAL => bits,
             crate::word::BUSY => return None,
             // SAFETY: a LOCKED or WAITERS word points at the first record of
@@ -360,8 +365,10 @@ impl Home {
             // readable, and the second load below rejects what it says.
             _ => unsafe { (*record_of(bits)).displaced() },
         };
-        // Acquire: as above. A word read the same twice kept its record
-        // (an ABA in between could only show a key that was in use).
+        // Acquire: as above. A word read the same twice usually kept its
+        // record; an ABA in between (the record freed, serving another word,
+        // and back on this one) may name an address the record displaced
+        // for that other word: the name is best effort, as a dump's is.
         if self.word.word.load(Ordering::Acquire) != bits {
             return None;
         }
