@@ -54,7 +54,8 @@ impl MultiUseWord {
     /// into the first lock record.
     fn neutral(&self) -> usize {
         // Acquire pairs with the Release that wrote the word (a meta-lock
-        // release or `set_payload`'s compare-and-swap).
+        // release, the extra-fast path's unlock or `set_payload`'s
+        // compare-and-swap).
         let bits = self.word.load(Ordering::Acquire);
         if state(bits) == NEUTRAL {
             return bits;

@@ -95,8 +95,9 @@ pub(crate) const fn payload_of(neutral: usize) -> usize {
 /// ```
 ///
 /// Invariant: the word's value is always one of the four forms above; only
-/// the meta-lock holder (or the extra-fast path, by one compare-and-swap from
-/// NEUTRAL or back to it) changes a non-BUSY word.
+/// the meta-lock holder changes a non-BUSY word, but for three kinds of
+/// compare-and-swap: the extra-fast path's lock (NEUTRAL to LOCKED) and
+/// unlock (back to NEUTRAL), and `set_payload`'s (NEUTRAL to NEUTRAL).
 pub struct MultiUseWord {
     pub(crate) word: Word,
 }

@@ -25,10 +25,11 @@ macro_rules! with_counters {
             extra_fast_misses "extra-fast misses";
             /// Monitor enters that blocked because another thread owned the monitor.
             blocking_enters "blocking enters";
-            /// Waits that released the monitor: `wait`, its timed and interruptible
-            /// forms, on the monitor's wait set or a `Condition`, and each round of
-            /// a `wait_while`. A wait that an interrupt pending at the call ends at
-            /// once is not counted.
+            /// Waits: `wait`, its timed and interruptible forms, on the monitor's
+            /// wait set or a `Condition`, and each round of a `wait_while`. A wait
+            /// that an interrupt pending at the call ends at once is not counted;
+            /// one refused before it released the monitor (a `Condition` bound to
+            /// another monitor) is.
             waits "waits";
             /// Calls of `notify_one` and `notify_all` on a monitor, and on a
             /// `Condition` that had a waiter bound (a condition's notify with
