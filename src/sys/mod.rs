@@ -347,16 +347,14 @@ pub(crate) fn abort_with(message: &str) -> ! {
         /// use the crate again (log through a locked device, say) and meet
         /// the same misuse: `core` counts no panics, so a second abort
         /// would recurse until the stack overflows. It stops there instead,
-        /// blocked on the flag that nobody clears once a platform is
-        /// registered, so that it takes no CPU from the first one's handler.
+        /// and spins: it calls no platform callback, which may be the one
+        /// whose panic brought the first abort, or may not block where the
+        /// panic handler runs (a panic there would recurse again).
         static ABORTING: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
         // Relaxed: only which call came first matters.
         if crate::arch::swap_u32(&ABORTING, 1, core::sync::atomic::Ordering::Relaxed) != 0 {
             loop {
-                match registry::try_get() {
-                    Some(platform) => platform.wait(&ABORTING, 1, None),
-                    None => core::hint::spin_loop(),
-                }
+                core::hint::spin_loop();
             }
         }
         abort_with_message(&message)

@@ -70,21 +70,16 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
 
 #[inline]
 pub(crate) fn get() -> super::Fenced {
-    try_get().expect(
-        "metalock: no platform registered; without the `std` feature call \
-         metalock::platform::set_platform before the first lock",
-    )
-}
-
-/// The registered platform, if there is one yet.
-#[inline]
-pub(crate) fn try_get() -> Option<super::Fenced> {
     // Acquire pairs with the Release store in `set_platform`.
-    if PUBLISHED.load(Ordering::Acquire) != 0 {
+    let platform = if PUBLISHED.load(Ordering::Acquire) != 0 {
         // SAFETY: read once published, so after the one write (`Slot`'s
         // invariant).
-        unsafe { *PLATFORM.0.get() }.map(super::Fenced)
+        unsafe { *PLATFORM.0.get() }
     } else {
         None
-    }
+    };
+    super::Fenced(platform.expect(
+        "metalock: no platform registered; without the `std` feature call \
+         metalock::platform::set_platform before the first lock",
+    ))
 }
