@@ -140,13 +140,14 @@ static REACHED_BOTH: [std::sync::atomic::AtomicUsize; 2] = [
 ];
 
 /// `notify_all` on a condition by a thread that does not hold the monitor,
-/// with two waiters: finding the word NEUTRAL, the notifier invites the
-/// first (on a fair monitor, hands it the monitor) and queues the second
-/// behind it under the same hold of the meta-lock; else it moves them one
-/// at a time, taking the meta-lock again for the second, which may find the
-/// word free, locked by the first, or with the first queued. Each waiter
-/// returns once (a waiter left behind sleeps for ever, which loom reports
-/// as a deadlock), and some execution queues the second behind the first.
+/// with two waiters: nobody else locks, so when both wait the notifier finds
+/// the word NEUTRAL, invites the first (on a fair monitor, hands it the
+/// monitor) and queues the second behind it under the same hold of the
+/// meta-lock. Each waiter returns once (a waiter left behind sleeps for
+/// ever, which loom reports as a deadlock), and some execution queues the
+/// second behind the first. The WAITERS branch, which moves waiters one
+/// meta-lock hold at a time, is modelled with one waiter only
+/// (`notify_without_the_monitor_ahead_of_a_free_queue`).
 fn notify_all_without_the_monitor(fair: bool) {
     let value = if fair {
         Synchronized::new_fair(0)

@@ -540,16 +540,20 @@ fn keyed_unlock_fair_hands_an_entry_over() {
     assert!(handed_over > 0, "no execution handed the entry over");
 }
 
-/// Two threads queue on x's home while the main thread holds it (a home
-/// with a queue of two records, its payload the key of x displaced into the
-/// first): each exit, fair, hands the monitor to the next in line, the home
-/// keyed for x throughout, and every increment is ordered by it.
+/// Two threads lock x while the main thread holds it, so that x's home
+/// has a queue of one or two records (the key of x displaced into the
+/// first): each exit, fair, hands the monitor to the next in line, every
+/// locker holds x's monitor, every increment is ordered by it, and some
+/// execution hands the home over twice. That both contenders are queued
+/// at once in some execution is not asserted: it is the schedule in which
+/// both run before the main thread's unlock, within the bound.
 #[test]
 fn two_threads_queue_on_one_home() {
     /// Adds one to `cell` under its keyed monitor, and hands the monitor
     /// over if a thread is queued.
     fn bump_fair(cell: &UnsafeCell<usize>) {
         let guard = metalock::lock(cell);
+        assert!(metalock::is_held_by_current_thread(cell));
         // SAFETY: we hold the cell's monitor.
         cell.with_mut(|c| unsafe { *c += 1 });
         guard.unlock_fair();

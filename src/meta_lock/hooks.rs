@@ -31,7 +31,8 @@ pub enum HandoffEvent {
     /// them, and invited it at once.
     NotifiedAheadOfQueue,
     /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
-    /// it invited the first and queued the others behind it.
+    /// it invited the first (on a fair monitor, handed it the monitor) and
+    /// queued the others behind it.
     NotifiedQueuedBehindInvited,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.

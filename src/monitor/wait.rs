@@ -149,8 +149,8 @@ impl MultiUseWord {
     /// stripe or not.
     ///
     /// # Safety
-    /// `ee` is the calling thread's EE, and `record` its record, waiting in
-    /// `set`.
+    /// `ee` is the calling thread's EE, and `record` its record, which
+    /// started waiting in `set` (a notify may have moved it since).
     unsafe fn wait_started(
         &self,
         ee: &'static ExecEnv,
@@ -323,7 +323,8 @@ impl MultiUseWord {
     /// returns how many. If nobody owns the monitor, invites the first of
     /// them and wakes it at once, under the stripe (it may have been handed
     /// the monitor); a `notify_all` that finds the word NEUTRAL queues the
-    /// others behind it first, where each exit invites the next. One that
+    /// others behind it first, where each exit invites the next (on a fair
+    /// monitor, hands it over). One that
     /// finds threads queued (WAITERS) invites its waiters one at a time,
     /// ahead of them, each next one finding the monitor owned by then, and
     /// queuing, or still free, and invited too.
