@@ -324,10 +324,10 @@ impl MultiUseWord {
     /// them and wakes it at once, under the stripe (it may have been handed
     /// the monitor); a `notify_all` that finds the word NEUTRAL queues the
     /// others behind it first, where each exit invites the next (on a fair
-    /// monitor, hands it over). One that
-    /// finds threads queued (WAITERS) invites its waiters one at a time,
-    /// ahead of them, each next one finding the monitor owned by then, and
-    /// queuing, or still free, and invited too.
+    /// monitor, hands it over). One that finds threads queued (WAITERS)
+    /// invites its waiters one at a time, ahead of them, each next one
+    /// finding the monitor owned by then, and queuing, or still free, and
+    /// invited too.
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
