@@ -180,7 +180,7 @@ pub(crate) struct ExecEnv {
     /// hands it the monitor (`SIGNAL_*`).
     pub(crate) monitor_signal: AtomicUsize,
     /// The wait policy's wake-up stamp: zero, or asked for by this
-    /// thread's lone wait as it parks and then written by the exit that
+    /// thread's wait as it parks and then written by the exit that
     /// wakes it (see `monitor::policy`).
     #[cfg(not(metalock_model))]
     pub(crate) wake_stamp: AtomicU32,

@@ -161,7 +161,7 @@ impl MultiUseWord {
         alone: bool,
     ) -> WaitEnd {
         let key = self.wait_key(set);
-        let mut signal = self.sleep(ee, deadline, interrupt, alone.then_some(key));
+        let mut signal = self.sleep(ee, deadline, interrupt, Some((key, alone)));
         if signal == SIGNAL_NONE {
             // Time ran out, or an interrupt came: leave the wait set, unless
             // a notify came first.
@@ -254,14 +254,15 @@ impl MultiUseWord {
     /// Sleeps until an exit invites this thread or hands it the monitor,
     /// until `deadline`, or until `interrupt` is set; returns the signal
     /// (`SIGNAL_NONE` if the time ran out or the interrupt came first).
-    /// Spins first, as `policy` says for a waiter alone in its stripe
-    /// (`lone`: its wait set's key) or not. Called on `ee`'s thread.
+    /// Spins first, as `policy` says for a waiter of `set` (its wait set's
+    /// key, and whether the waiter is alone in its stripe; `None` spins
+    /// short and learns nothing). Called on `ee`'s thread.
     fn sleep(
         &self,
         ee: &'static ExecEnv,
         deadline: Option<Instant>,
         interrupt: Option<&Interrupt>,
-        lone: Option<usize>,
+        set: Option<(usize, bool)>,
     ) -> usize {
         // Acquire (here and below) pairs with the Release store of the exit
         // that signals us: its changes, and those of every owner before it,
@@ -270,7 +271,7 @@ impl MultiUseWord {
         let interrupted = || interrupt.is_some_and(Interrupt::is_pending);
         // SAFETY: `ee` is the calling thread's, whose parker it parks on
         // below (`wait` takes it from the record the thread waits with).
-        let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, lone) };
+        let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, set) };
         while spin.spin() {
             if signal() != SIGNAL_NONE {
                 return signal();
