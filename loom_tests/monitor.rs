@@ -252,10 +252,11 @@ fn at_least(mut builder: Builder, bound: usize) -> Builder {
 /// the monitor to a re-entering thread twice is handed the monitor by the
 /// next exit (under loom the time bound counts as passed, so the models
 /// also see a contender passed over once invited again). Asserts mutual
-/// exclusion throughout, and that some execution took the hand-over path.
+/// exclusion throughout, and that some execution had an invited contender
+/// lose and some took the hand-over path.
 #[test]
 fn passed_over_contender_is_handed_the_monitor() {
-    let hand_overs_before = events().handed_over;
+    let before = events();
     explore(
         "passed_over_contender_is_handed_the_monitor",
         hand_over_models(),
@@ -276,8 +277,16 @@ fn passed_over_contender_is_handed_the_monitor() {
             shared.check_final(4);
         },
     );
-    let handed_over = events().handed_over - hand_overs_before;
-    println!("passed_over_contender_is_handed_the_monitor: {handed_over} hand-overs");
+    let after = events();
+    let (passed_over, handed_over) = (
+        after.passed_over - before.passed_over,
+        after.handed_over - before.handed_over,
+    );
+    println!(
+        "passed_over_contender_is_handed_the_monitor: {passed_over} contenders passed over, \
+         {handed_over} hand-overs"
+    );
+    assert!(passed_over > 0, "no invited contender lost the monitor");
     assert!(handed_over > 0, "no execution handed the monitor over");
 }
 
