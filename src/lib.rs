@@ -95,6 +95,14 @@
 )]
 #![warn(missing_docs, missing_debug_implementations)]
 
+// Loom's threads, cells and thread-locals are std's: the first error of
+// such a build says so, ahead of those of the `std` paths it reaches.
+#[cfg(all(loom, not(feature = "std")))]
+compile_error!(
+    "metalock under `--cfg loom` needs its `std` feature (on by default): loom's threads, \
+     cells and thread-locals are std's; build the models without `--no-default-features`"
+);
+
 extern crate alloc;
 
 /// Counts an event in the calling thread's execution environment; nothing
