@@ -123,7 +123,7 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// when it runs. The first contender it overtakes counts that as being
 /// passed over, and one passed over too long stays ahead of it. The search
 /// starts at `after`: `owner`, or the waiter that the same notify queued
-/// last, which this returns. So a `notify_all` walks the queue once, not
+/// last. So a `notify_all` walks the queue once, not
 /// once per waiter under the meta-lock (with thousands of waiters that walk
 /// took longer than waking them all); the records it skips stay skipped, as
 /// a notified waiter stays notified and a contender passed over too long
@@ -149,7 +149,7 @@ pub(super) unsafe fn insert_notified(
     owner: &'static LockRecord,
     after: &'static LockRecord,
     record: &'static LockRecord,
-) -> &'static LockRecord {
+) {
     let skipped = |next: &LockRecord| {
         // SAFETY: caller's contract: `next` is queued on a word whose
         // meta-lock we hold.
@@ -180,7 +180,6 @@ pub(super) unsafe fn insert_notified(
         };
         insert_ahead(owner, after, record, skipped);
     }
-    record
 }
 
 /// Queues `record`, a notified waiter that was invited as the first of the

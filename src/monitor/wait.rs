@@ -372,7 +372,8 @@ impl MultiUseWord {
                 if state(bits) == LOCKED {
                     let owner = &*record_of(bits);
                     let after = last_queued.unwrap_or(owner);
-                    last_queued = Some(insert_notified(owner, after, waiter));
+                    insert_notified(owner, after, waiter);
+                    last_queued = Some(waiter);
                     lock.bits = bits | QUEUE_SUMMARY;
                 } else {
                     debug_assert!(
