@@ -88,7 +88,7 @@ impl MultiUseWord {
         let held = self.get_meta_lock(ee);
         let bits = held.bits;
         let Some(held) = check_owner(held, record) else {
-            not_owned("unlock")
+            not_owned(Unowned::Unlock)
         };
         // SAFETY: we hold the meta-lock and own the monitor through `record`.
         unsafe {
@@ -259,20 +259,26 @@ pub(super) fn check_owner<'a>(held: MetaLock<'a>, record: &LockRecord) -> Option
     Some(held)
 }
 
-/// The panic of an `op` whose [`check_owner`] failed, raised once the
+/// The operation [`not_owned`] refuses.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Unowned {
+    Unlock,
+    Wait,
+}
+
+/// The panic of an operation whose [`check_owner`] failed, raised once the
 /// caller holds no lock of the crate (the panic hook is user code).
 #[cold]
 #[track_caller]
-pub(super) fn not_owned(op: &str) -> ! {
+pub(super) fn not_owned(op: Unowned) -> ! {
     // Only an unlock takes its record from the caller (a RawMonitor token);
     // a wait uses the guard's own, or the one the word names as the calling
     // thread's (a wait through a lock_api guard).
-    let hint = match op {
-        "unlock" => {
-            " through the given lock record (a RawMonitor token must come from the same \
-             RawMonitor's lock)"
-        }
-        _ => "",
-    };
-    panic!("metalock: {op} of a monitor that the calling thread does not own{hint}");
+    match op {
+        Unowned::Unlock => panic!(
+            "metalock: unlock of a monitor that the calling thread does not own through the \
+             given lock record (a RawMonitor token must come from the same RawMonitor's lock)"
+        ),
+        Unowned::Wait => panic!("metalock: wait of a monitor that the calling thread does not own"),
+    }
 }

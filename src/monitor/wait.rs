@@ -14,7 +14,7 @@
 
 use super::condition::{BoundElsewhere, ConditionWord};
 use super::enter::Entry;
-use super::exit::{Wake, check_owner, not_owned, release_to_queue};
+use super::exit::{Unowned, Wake, check_owner, not_owned, release_to_queue};
 use super::home::{Home, home_with};
 use super::policy;
 use super::queue::insert_notified;
@@ -134,7 +134,7 @@ impl MultiUseWord {
                 drop(wake);
                 alone
             }
-            Err(Refused::NotOwner) => not_owned("wait"),
+            Err(Refused::NotOwner) => not_owned(Unowned::Wait),
             Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
         };
         // SAFETY: as above; the record waits in `set` now.
@@ -485,8 +485,10 @@ mod tests {
         drop(panic::take_hook());
         let message = unwound.expect_err("a non-owner's wait returned");
         let message = message
-            .downcast_ref::<String>()
-            .expect("a formatted panic message");
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| message.downcast_ref::<String>().map(String::as_str))
+            .expect("a panic message");
         assert!(message.contains("wait of a monitor that the calling thread does not own"));
         // SAFETY: the record entered `HELD` above, on this thread.
         unsafe { HELD.exit::<false>(record) };
