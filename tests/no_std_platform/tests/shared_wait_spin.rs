@@ -1,10 +1,10 @@
 //! The spin of a waiter that shares its stripe, seen from the platform: it
 //! yields the short budget before it parks, only spin hints once its set's
 //! waits of that kind stayed parked a millisecond or more (until the exit
-//! that wakes them), and yields again once such a park ends sooner; a lone
-//! waiter's mark of the same set does not stop its yields (README,
-//! "Contention policy"). One test in this binary: the platform's counts
-//! are process-wide.
+//! that wakes them), and yields again once such a park ends sooner; the
+//! lone waiters' mark of the same set and this one do not stop each other's
+//! yields (README, "Contention policy"). One test in this binary: the
+//! platform's counts are process-wide.
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
@@ -81,11 +81,24 @@ fn round(
     spun
 }
 
+/// One wait of the first partner alone, notified as soon as it has parked.
+/// Returns its yields.
+fn lone_wait(word: &MultiUseWord, first: (&mpsc::Sender<()>, &mpsc::Receiver<()>)) -> usize {
+    let spun = parked(first.0);
+    word.lock().notify_all();
+    turn_ended(first.1);
+    spun
+}
+
 /// Runs `round` up to [`TRIES`] times, until the second waiter yields the
 /// short budget again; returns every pair of counts.
 fn until_short_spin(mut round: impl FnMut() -> (usize, usize)) -> Vec<(usize, usize)> {
     let mut spun = Vec::new();
-    while spun.len() < TRIES && spun.last().is_none_or(|&(_, second)| second != SHORT_SPIN_YIELDS) {
+    while spun.len() < TRIES
+        && spun
+            .last()
+            .is_none_or(|&(_, second)| second != SHORT_SPIN_YIELDS)
+    {
         spun.push(round());
     }
     spun
@@ -95,10 +108,22 @@ fn until_short_spin(mut round: impl FnMut() -> (usize, usize)) -> Vec<(usize, us
 fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
     install();
     let word = MultiUseWord::new();
-    let turn = || word.lock().wait();
+    // Timed, so that a notify that missed a waiter fails the test (the
+    // turn's panic ends its partner loop) rather than hanging it.
+    let turn = || {
+        let timed_out = word.lock().wait_for(STUCK).timed_out();
+        assert!(!timed_out, "a waiter was never notified");
+    };
     with_partner(turn, |go_first, done_first| {
         with_partner(turn, |go_second, done_second| {
-            let round = |park| round(&word, (go_first, done_first), (go_second, done_second), park);
+            let round = |park| {
+                round(
+                    &word,
+                    (go_first, done_first),
+                    (go_second, done_second),
+                    park,
+                )
+            };
             // A fresh monitor: the short budget, then parks that last.
             let (lone, shared) = round(LONG);
             assert!(
@@ -109,10 +134,24 @@ fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
                 shared, SHORT_SPIN_YIELDS,
                 "a waiter that shares its stripe yields the short budget"
             );
-            // Those parks marked the set: the next such waiter spins hints
-            // only.
+            // Those parks marked the set for both kinds. Brief lone waits
+            // clear the lone waiters' mark only (tried again where the
+            // notify came late): a lone waiter spins long again while the
+            // other mark is still set, and the other waiter, next, spins
+            // hints only.
+            let cleared = (0..TRIES)
+                .map(|_| lone_wait(&word, (go_first, done_first)))
+                .any(|spun| spun > SHORT_SPIN_YIELDS);
+            assert!(
+                cleared,
+                "brief lone waits never brought the long spin back beside the mark of waiters \
+                 that share their stripe"
+            );
             let (_, after_long) = round(Duration::ZERO);
-            assert_eq!(after_long, 0, "a wait after parks of {LONG:?} still yielded");
+            assert_eq!(
+                after_long, 0,
+                "a wait after parks of {LONG:?} still yielded"
+            );
             // A park that ends soon clears the mark (tried again where the
             // first waiter passed the monitor on late).
             let again = until_short_spin(|| round(Duration::ZERO));
@@ -121,8 +160,9 @@ fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
                 Some(SHORT_SPIN_YIELDS),
                 "waits that park briefly never brought the yields back: {again:?}"
             );
-            // Parks of a few hundred microseconds mark the lone first
-            // waiter's set, not the second's (tried again where a wake-up
+            // With the lone waiters' mark set (parks of a few hundred
+            // microseconds) and this one clear, the lone waiter parks at
+            // once and the other still yields (tried again where a wake-up
             // came late).
             let after_medium = until_short_spin(|| {
                 round(MEDIUM);
