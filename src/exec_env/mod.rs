@@ -179,9 +179,9 @@ pub(crate) struct ExecEnv {
     /// Set by a monitor exit that invites this thread to re-contend, or
     /// hands it the monitor (`SIGNAL_*`).
     pub(crate) monitor_signal: AtomicUsize,
-    /// The wait policy's wake-up stamp: zero, or asked for by this
-    /// thread's wait as it parks and then written by the exit that
-    /// wakes it (see `monitor::policy`).
+    /// The wait policy's wake-up stamp: zero, or asked for by a wait of
+    /// this thread that learns, as it parks, and then written by the exit
+    /// that wakes it (see `monitor::policy`).
     #[cfg(not(metalock_model))]
     pub(crate) wake_stamp: AtomicU32,
     /// Where this thread blocks.
@@ -221,8 +221,8 @@ pub(crate) struct ExecEnv {
     /// for itself, silently, if the two keys shared the stripe.
     pub(crate) stripe_held: UnsafeCell<bool>,
     /// Thread-owned: the thread's notify reached a waiter since the thread's
-    /// last wait that learns began, a hint for the wait policy (a pooled EE
-    /// may bring it to its next thread: one wait learns less then).
+    /// last lone wait began, a hint for the wait policy (a pooled EE may
+    /// bring it to its next thread: one wait learns less then).
     #[cfg(not(metalock_model))]
     reached_a_waiter: UnsafeCell<bool>,
     /// Thread-owned: how many of the crate's allocations for a lock the

@@ -74,7 +74,9 @@
 //! A waiter that shares its stripe learns too, into a mark of its own
 //! beside the lone waiters' (`SHARED`), set by a park of
 //! `LONG_PARK_SHARED` or more; a marked one spins its hints but skips the
-//! yields. Take a herd that waited long, woken by a `notify_all` whose
+//! yields. Its park asks for a wake-up stamp too, so the exit that wakes it
+//! reads the clock (tens of nanoseconds, beside a futex wake of
+//! microseconds). Take a herd that waited long, woken by a `notify_all` whose
 //! thread then runs on outside the monitor (spinning, or working) on the
 //! other core: those of the herd that had returned and waited again
 //! yielded to each other while the chain's next waiter, woken onto the
@@ -197,7 +199,8 @@ fn long_parked(key: usize) -> &'static AtomicU32 {
 #[cfg(not(metalock_model))]
 #[inline]
 fn learn(marks: &AtomicU32, bit: u32, long: bool) {
-    // Relaxed: a hint that orders nothing, read by `WaitSpin::new`.
+    // Relaxed (here and below): a hint that orders nothing, read by
+    // `WaitSpin::new`.
     let marked = marks.load(Ordering::Relaxed) & bit != 0;
     if marked != long {
         // An update, not a store, so that a lone waiter and one that
@@ -209,8 +212,8 @@ fn learn(marks: &AtomicU32, bit: u32, long: bool) {
     }
 }
 
-/// The spin a waiter runs before it parks, and what the wait learns
-/// from how its wait ended.
+/// The spin a waiter runs before it parks, and what it learns from how its
+/// wait ended.
 #[derive(Debug)]
 pub(super) struct WaitSpin {
     spin: SpinWait,
@@ -266,10 +269,11 @@ impl WaitSpin {
             // Relaxed: as in `learn`.
             let marked = marks.load(Ordering::Relaxed) & bit != 0;
             let (spin, yields, long_park) = if alone {
-                // SAFETY: the caller's contract. Taken by a lone wait still
-                // within its deadline (it learns if it parks), so that a
-                // wait in between with others in its stripe, or already
-                // past its deadline, leaves the note for the next one.
+                // SAFETY: the caller's contract. Taken only by a lone wait
+                // still within its deadline, the only kind whose threshold
+                // reads it, so that a wait in between with others in its
+                // stripe, or already past its deadline, leaves the note for
+                // the next one.
                 let paired = unsafe { ee.take_reached_a_waiter() };
                 let long_park = if paired {
                     LONG_PARK_PAIRED
@@ -394,8 +398,8 @@ pub(super) fn stamp_wake(target: &ExecEnv) {
     let _ = target;
 }
 
-/// A notify of the thread of `ee` reached a waiter: the thread's next wait
-/// that learns counts as one of a pair's.
+/// A notify of the thread of `ee` reached a waiter: the thread's next lone
+/// wait counts as one of a pair's.
 ///
 /// # Safety
 /// `ee` is the calling thread's.

@@ -123,9 +123,9 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// when it runs. The first contender it overtakes counts that as being
 /// passed over, and one passed over too long stays ahead of it. The search
 /// starts at `after`: `owner`, or the waiter that the same notify queued
-/// last. So a `notify_all` walks the queue once, not
-/// once per waiter under the meta-lock (with thousands of waiters that walk
-/// took longer than waking them all); the records it skips stay skipped, as
+/// last. So a `notify_all` walks the queue once, not once per waiter under
+/// the meta-lock (with thousands of waiters that walk took longer than
+/// waking them all); the records it skips stay skipped, as
 /// a notified waiter stays notified and a contender passed over too long
 /// stays so.
 ///
