@@ -39,7 +39,9 @@ impl Queue {
         if items.is_empty() {
             items.wait();
         }
-        items.pop().expect("woken with no item: the wait needed a loop")
+        items
+            .pop()
+            .expect("woken with no item: the wait needed a loop")
     }
 
     /// The planted bug: reads under one lock and writes under another, so a
