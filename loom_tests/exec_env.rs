@@ -13,8 +13,8 @@
 //! that its executions reach every way the reuse can go: an EE reused while
 //! a partner may still wake or hand off to it, and with a wake-up meant for
 //! its last thread; a waiter's EE and hot record reused while a notify
-//! races; the keyed guess an EE keeps; and the records of a thread that
-//! ends holding a monitor.
+//! races; the keyed guess an EE keeps; the records of a thread that ends
+//! holding a monitor; and a timed enter from a detached EE that gives up.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
@@ -34,6 +34,9 @@ use metalock::{MonitorGuard, MultiUseWord};
 
 mod common;
 use common::builder;
+#[path = "common/events.rs"]
+mod events;
+use events::{GiveUp, events, settled_in_every_way};
 
 /// `common::explore`, for models whose threads end.
 fn explore(name: &str, builder: loom::model::Builder, model: impl Fn() + Sync + Send + 'static) {
@@ -343,6 +346,68 @@ fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
         &[
             "allocated the contender's second record",
             "took a donated one",
+        ],
+    );
+}
+
+/// A thread past its end (as in a late thread-local destructor) makes a
+/// timed enter, from a detached EE, on a monitor the main thread holds,
+/// while a new thread binds an EE from the pool and locks that monitor too:
+/// under loom the timed park times out at once, so the enter takes the
+/// monitor or gives up, queued or invited. Either way the detached EE is
+/// the enter's until it returns and is given back after (a late lock then
+/// binds one again); nobody is left queued, and the monitor excludes as
+/// before. The model asserts each way it settles. (It fails if a failed
+/// timed enter leaves the detached EE bound.)
+#[test]
+fn an_ended_threads_timed_enter_gives_up_from_a_detached_env() {
+    const NAME: &str = "an_ended_threads_timed_enter_gives_up_from_a_detached_env";
+    let before = events();
+    explore(NAME, builder(3), || {
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let late = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let other = Shared::new();
+                other.lock_and_bump();
+                end_thread();
+                assert!(!thread_has_exec_env(), "back to the pool");
+                let got = match shared.word.try_lock_for(Duration::from_secs(1)) {
+                    Some(guard) => {
+                        assert!(thread_has_exec_env(), "detached while a guard is out");
+                        shared.bump(&guard);
+                        1
+                    }
+                    None => 0,
+                };
+                assert!(!thread_has_exec_env(), "a timed enter kept a detached EE");
+                other.lock_and_bump();
+                assert!(!thread_has_exec_env(), "a late lock kept a detached EE");
+                other.check_final(2);
+                got
+            })
+        };
+        shared.bump(&held);
+        drop(held);
+        // A new thread binds an EE from the pool, perhaps while the timed
+        // enter still uses the detached one.
+        let next = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || shared.lock_and_bump())
+        };
+        let got = late.join().unwrap();
+        next.join().unwrap();
+        shared.check_final(2 + got);
+    });
+    settled_in_every_way(
+        NAME,
+        &events(),
+        &before,
+        &[
+            GiveUp::LeftTheQueue,
+            GiveUp::InvitedAndTookIt,
+            GiveUp::InvitedAndGaveUp,
         ],
     );
 }
