@@ -36,7 +36,7 @@ mod common;
 use common::builder;
 #[path = "common/events.rs"]
 mod events;
-use events::{GiveUp, events, settled_in_every_way};
+use events::{GiveUp, a_park_woke_early, events, settled_in_every_way};
 
 /// `common::explore`, for models whose threads end.
 fn explore(name: &str, builder: loom::model::Builder, model: impl Fn() + Sync + Send + 'static) {
@@ -357,8 +357,9 @@ fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
 /// monitor or gives up, queued or invited. Either way the detached EE is
 /// the enter's until it returns and is given back after (a late lock then
 /// binds one again); nobody is left queued, and the monitor excludes as
-/// before. The model asserts each way it settles. (It fails if a failed
-/// timed enter leaves the detached EE bound.)
+/// before. The model asserts each way it settles, and that some meta-lock
+/// hand-off park woke early. (It fails if a failed timed enter leaves the
+/// detached EE bound.)
 #[test]
 fn an_ended_threads_timed_enter_gives_up_from_a_detached_env() {
     const NAME: &str = "an_ended_threads_timed_enter_gives_up_from_a_detached_env";
@@ -400,9 +401,11 @@ fn an_ended_threads_timed_enter_gives_up_from_a_detached_env() {
         next.join().unwrap();
         shared.check_final(2 + got);
     });
+    let after = events();
+    a_park_woke_early(NAME, &after, &before);
     settled_in_every_way(
         NAME,
-        &events(),
+        &after,
         &before,
         &[
             GiveUp::LeftTheQueue,

@@ -25,7 +25,7 @@ use metalock::{MonitorGuard, MultiUseWord};
 
 #[path = "common/events.rs"]
 mod events;
-use events::{GiveUp, events, settled_in_every_way};
+use events::{GiveUp, a_park_woke_early, events, settled_in_every_way};
 
 const PAYLOAD: usize = 0x5A5;
 
@@ -460,7 +460,8 @@ fn timed_enter_invited_late_ahead_of_a_queue() {
 
 /// The body of the two models above: an owner, a blocking contender and a
 /// contender timed by `timeout`; asserts that the timed enters settled in
-/// each of `ways` in some execution.
+/// each of `ways` in some execution, and that some meta-lock hand-off park
+/// woke early.
 fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveUp]) {
     let before = events();
     explore(name, three_threads(), move || {
@@ -477,7 +478,11 @@ fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveU
         let got = timed.join().unwrap();
         shared.check_final(2 + got);
     });
-    settled_in_every_way(name, &events(), &before, ways);
+    let after = events();
+    settled_in_every_way(name, &after, &before, ways);
+    // A token that an exit's unpark left (the contender took the monitor
+    // or gave up before it parked) returns a later hand-off park early.
+    a_park_woke_early(name, &after, &before);
 }
 
 /// A timed enter invited after its deadline (a zero timeout: the deadline

@@ -1,7 +1,8 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
-//! `NotifiedQueuedBehindInvited`, `TimedEnterSettled`), so that a model can
-//! assert that its executions reached the path it names. Included by path
+//! `NotifiedQueuedBehindInvited`, `TimedEnterSettled`) and the meta-lock's
+//! `WokeEarly`, so that a model can assert that its executions reached the
+//! path it names. Included by path
 //! from the model files that count them.
 
 // Each model file that includes this module counts some of the events, so
@@ -35,6 +36,9 @@ pub struct Events {
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
+    /// Meta-lock hand-off parks that came back before their part was done
+    /// (`WokeEarly`), as on a token a monitor's unpark left.
+    pub woke_early: usize,
 }
 
 /// The ways a timed enter whose time ran out settles.
@@ -61,11 +65,26 @@ impl Events {
 /// that some execution settled in each of `ways`.
 pub fn settled_in_every_way(name: &str, now: &Events, before: &Events, ways: &[GiveUp]) {
     let settled = now.gave_up_since(before);
-    println!("{name}: timed enters settled {settled:?}");
+    println!(
+        "{name}: timed enters settled {settled:?}; {} hand-off parks woke early",
+        now.woke_early - before.woke_early
+    );
     for way in ways {
         assert!(
             settled.iter().any(|&(w, n)| w == *way && n > 0),
             "{name}: no timed enter settled as {way:?}"
+        );
+    }
+}
+
+/// Asserts that some execution of the model `name` had a meta-lock
+/// hand-off park come back before its part was done and park again (on the
+/// swap-only backend the meta-lock hands nothing off).
+pub fn a_park_woke_early(name: &str, now: &Events, before: &Events) {
+    if !cfg!(metalock_swap_only) {
+        assert!(
+            now.woke_early > before.woke_early,
+            "{name}: no hand-off park woken early was explored"
         );
     }
 }
@@ -83,6 +102,7 @@ pub fn events() -> Events {
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
+        static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
     }
     fn count(event: HandoffEvent) {
         let counter = match event {
@@ -92,6 +112,7 @@ pub fn events() -> Events {
             HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
+            HandoffEvent::WokeEarly => &WOKE_EARLY,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
                 GAVE_UP.with(|n| {
@@ -114,5 +135,6 @@ pub fn events() -> Events {
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
+        woke_early: WOKE_EARLY.with(Cell::get),
     }
 }
