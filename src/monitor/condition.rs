@@ -143,8 +143,9 @@ impl ConditionWord {
                 // alive (see the module docs).
                 let word = unsafe { &*(bound as *const MultiUseWord) };
                 // SAFETY: the stripe is the condition's and locked; the
-                // word is alive; `ee` is the calling thread's.
-                let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all) };
+                // word is alive; `ee` is the calling thread's. A condition
+                // may be notified by a thread that does not own the monitor.
+                let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all, None) };
                 self.unbind_unless_waited_on(waiting);
                 notified
             };

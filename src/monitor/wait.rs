@@ -316,7 +316,11 @@ impl MultiUseWord {
         }
         // SAFETY: we own the monitor, so the word is alive; `ee` is ours,
         // as the stripe's lock requires.
-        unsafe { stripe.with(ee, |waiting| self.move_waiters(ee, waiting, key, all)) }
+        unsafe {
+            stripe.with(ee, |waiting| {
+                self.move_waiters(ee, waiting, key, all, Some(record))
+            })
+        }
     }
 
     /// Moves the records that wait on `key` (the longest-waiting one, or
@@ -330,6 +334,9 @@ impl MultiUseWord {
     /// finding the monitor owned by then, and queuing, or still free, and
     /// invited too.
     ///
+    /// `notifier` is the caller's record where it must own the monitor (a
+    /// notify of the monitor's own wait set), which debug builds check.
+    ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
     /// word's monitor; the word is alive (the caller owns the monitor, or a
@@ -341,6 +348,7 @@ impl MultiUseWord {
         waiting: &mut Waiting<'_>,
         key: usize,
         all: bool,
+        notifier: Option<&LockRecord>,
     ) -> usize {
         // The waiters to move enter from now on (the owner may keep them
         // out for good): noted before the meta-lock, as a thread's
@@ -363,6 +371,14 @@ impl MultiUseWord {
         while let Some(waiter) = waiting.take_oldest(key) {
             let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
             let bits = lock.bits;
+            // Under the meta-lock, so the check adds no atomic operation
+            // (and no interleaving for the model checkers).
+            debug_assert!(
+                notifier
+                    .is_none_or(|notifier| state(bits) == LOCKED
+                        && core::ptr::eq(record_of(bits), notifier)),
+                "a notify of a monitor's own wait set by a thread that does not own it"
+            );
             // SAFETY: we hold the meta-lock; the waiter's record is out of
             // every queue and list; LOCKED points at the owner's record,
             // which heads the queue, and `last_queued` is in that queue
