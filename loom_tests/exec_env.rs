@@ -351,12 +351,12 @@ fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
 }
 
 /// A thread past its end (as in a late thread-local destructor) makes a
-/// timed enter, from a detached EE, on a monitor the main thread holds,
-/// while a new thread binds an EE from the pool and locks that monitor too:
-/// under loom the timed park times out at once, so the enter takes the
-/// monitor or gives up, queued or invited. Either way the detached EE is
-/// the enter's until it returns and is given back after (a late lock then
-/// binds one again); nobody is left queued, and the monitor excludes as
+/// timed enter, from a detached EE, on a monitor the main thread holds at
+/// first, while a new thread binds an EE from the pool and locks that
+/// monitor too: under loom the timed park times out at once, so the enter
+/// takes the monitor or gives up, queued or invited. Either way the
+/// detached EE is the enter's until it returns and is given back after (a
+/// late lock then binds one again); the monitor ends free, and excludes as
 /// before. The model asserts each way it settles, and that some meta-lock
 /// hand-off park woke early. (It fails if a failed timed enter leaves the
 /// detached EE bound.)

@@ -461,7 +461,7 @@ fn timed_enter_invited_late_ahead_of_a_queue() {
 /// The body of the two models above: an owner, a blocking contender and a
 /// contender timed by `timeout`; asserts that the timed enters settled in
 /// each of `ways` in some execution, and that some meta-lock hand-off park
-/// woke early.
+/// woke early and parked again.
 fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveUp]) {
     let before = events();
     explore(name, three_threads(), move || {
@@ -480,8 +480,9 @@ fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveU
     });
     let after = events();
     settled_in_every_way(name, &after, &before, ways);
-    // A token that an exit's unpark left (the contender took the monitor
-    // or gave up before it parked) returns a later hand-off park early.
+    // A hand-off park that returns early, as on a token an exit's unpark
+    // left in a contender that took the monitor or gave up before it
+    // parked (a spurious return counts too).
     a_park_woke_early(name, &after, &before);
 }
 

@@ -142,9 +142,10 @@ impl ConditionWord {
                 // cannot leave without the stripe we hold, so the word is
                 // alive (see the module docs).
                 let word = unsafe { &*(bound as *const MultiUseWord) };
+                // No notifier record: a condition may be notified by a
+                // thread that does not own the monitor.
                 // SAFETY: the stripe is the condition's and locked; the
-                // word is alive; `ee` is the calling thread's. A condition
-                // may be notified by a thread that does not own the monitor.
+                // word is alive; `ee` is the calling thread's.
                 let notified = unsafe { word.move_waiters(ee, waiting, self.id(), all, None) };
                 self.unbind_unless_waited_on(waiting);
                 notified

@@ -335,7 +335,8 @@ impl MultiUseWord {
     /// invited too.
     ///
     /// `notifier` is the caller's record where it must own the monitor (a
-    /// notify of the monitor's own wait set), which debug builds check.
+    /// notify of the monitor's own wait set), which debug builds check once
+    /// a waiter is there to move (the meta-lock is taken only then).
     ///
     /// # Safety
     /// `waiting` is the locked stripe of `key`, whose waiters wait in this
