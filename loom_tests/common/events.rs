@@ -2,8 +2,8 @@
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `TimedEnterSettled`) and the meta-lock's
 //! `WokeEarly`, so that a model can assert that its executions reached the
-//! path it names. Included by path
-//! from the model files that count them.
+//! path it names. Included by path from the model files that count them.
+//! (`meta_lock.rs` counts its hand-off events itself, per execution.)
 
 // Each model file that includes this module counts some of the events, so
 // each sees some of it unused.
@@ -37,7 +37,7 @@ pub struct Events {
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
     /// Meta-lock hand-off parks that came back before their part was done
-    /// (`WokeEarly`), as on a token a monitor's unpark left.
+    /// (`WokeEarly`): on a token a monitor's unpark left, or spuriously.
     pub woke_early: usize,
 }
 
