@@ -48,6 +48,13 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   null, points at the last record of that queue, so that a thread joins
 ///   the queue without walking it; otherwise it means nothing. It is
 ///   touched under that object's meta-lock only;
+/// - `last_notified`, while the record owns a LOCKED word, is null or the
+///   notified waiter that a notify queued last behind it during this hold:
+///   in its queue, with only notified waiters and records passed over too
+///   long ahead of it, so that the next notify starts its walk there. It is
+///   touched under that object's meta-lock only, and is null whenever the
+///   record owns no monitor (the owner clears it as it gives the monitor
+///   up, under the meta-lock);
 /// - `passed_over` is touched under that meta-lock while the record waits in
 ///   a queue to enter (not while it heads one as the monitor's owner's), or
 ///   has just been taken out of it by an exit that still holds the meta-lock
@@ -65,6 +72,7 @@ pub(crate) struct LockRecord {
     displaced: AtomicUsize,
     queue: UnsafeCell<*mut LockRecord>,
     last: UnsafeCell<*mut LockRecord>,
+    last_notified: UnsafeCell<*mut LockRecord>,
     /// `NOT_WAITING`, `NOTIFIED`, or the address of the word or condition
     /// the record waits on.
     wait_state: UnsafeCell<usize>,
@@ -126,6 +134,7 @@ impl LockRecord {
             displaced: AtomicUsize::new(0),
             queue: UnsafeCell::new(ptr::null_mut()),
             last: UnsafeCell::new(ptr::null_mut()),
+            last_notified: UnsafeCell::new(ptr::null_mut()),
             wait_state: UnsafeCell::new(NOT_WAITING),
             passed_over: UnsafeCell::new(PassedOver::default()),
             free_next: UnsafeCell::new(ptr::null_mut()),
@@ -235,6 +244,26 @@ impl LockRecord {
         self.last.with_mut(|l| unsafe { *l = last })
     }
 
+    /// The notified waiter queued last behind this owner in its current
+    /// hold, or null (see the type's invariant).
+    ///
+    /// # Safety
+    /// The caller holds the meta-lock of the word this record owns, or the
+    /// record is its own (no word or queue refers to it).
+    #[inline]
+    pub(crate) unsafe fn last_notified(&self) -> *mut LockRecord {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.last_notified.with(|l| unsafe { *l })
+    }
+
+    /// # Safety
+    /// As for [`last_notified`](Self::last_notified).
+    #[inline]
+    pub(crate) unsafe fn set_last_notified(&self, waiter: *mut LockRecord) {
+        // SAFETY: the meta-lock gives exclusive access.
+        self.last_notified.with_mut(|l| unsafe { *l = waiter })
+    }
+
     /// # Safety
     /// As for [`queue`](Self::queue).
     #[inline]
@@ -313,6 +342,7 @@ impl LockRecord {
         unsafe {
             debug_assert_eq!(self.count(), 1);
             debug_assert!(self.queue().is_null());
+            debug_assert!(self.last_notified().is_null());
             debug_assert_eq!(self.wait_state(), NOT_WAITING);
             debug_assert_eq!(self.passed_over(), PassedOver::default());
         }

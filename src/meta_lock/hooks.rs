@@ -30,6 +30,9 @@ pub enum HandoffEvent {
     /// (an invited thread not yet back), put the waiter it moved ahead of
     /// them, and invited it at once.
     NotifiedAheadOfQueue,
+    /// A notify queued its waiter ahead of a contender, walking from the
+    /// waiter queued last in the owner's hold rather than from the owner.
+    NotifiedFromLastNotified,
     /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
     /// it invited the first (on a fair monitor, handed it the monitor) and
     /// queued the others behind it.

@@ -98,6 +98,7 @@ impl MultiUseWord {
                 held.release(bits);
                 return;
             }
+            record.set_last_notified(ptr::null_mut());
             drop(release_to_queue(
                 held,
                 record.queue(),

@@ -122,10 +122,11 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// contenders: the state its notifier just made true should still be true
 /// when it runs. The first contender it overtakes counts that as being
 /// passed over, and one passed over too long stays ahead of it. The search
-/// starts at `after`: `owner`, or the waiter that the same notify queued
-/// last. So a `notify_all` walks the queue once, not once per waiter under
-/// the meta-lock (with thousands of waiters that walk took longer than
-/// waking them all); the records it skips stay skipped, as
+/// starts at `after`: `owner`, or the waiter that a notify queued last in
+/// the owner's current hold (its `last_notified`). So a `notify_all`, or a
+/// loop of `notify_one` calls under one hold, walks the queue once, not
+/// once per waiter under the meta-lock (with thousands of waiters that walk
+/// took longer than waking them all); the records it skips stay skipped, as
 /// a notified waiter stays notified and a contender passed over too long
 /// stays so.
 ///
@@ -138,13 +139,15 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
 /// platform's clock is monotonic). So a queue whose last record is a
 /// notified waiter takes the next one at its end, with no walk: a loop of
 /// `notify_one` calls under one hold of the monitor (a semaphore releasing
-/// many permits) walks nothing while no contender is queued. With one at
-/// the tail, each call still walks past the notified waiters ahead of it.
+/// many permits) walks nothing while no contender is queued, and with one
+/// at the tail it walks from the waiter queued last, past nothing new but
+/// the records passed over too long since.
 ///
 /// # Safety
-/// As for [`append_to_queue`]; `owner` heads the queue, `after` is in it,
-/// and no record before `after` is a contender that is not passed over too
-/// long; `record` is in no queue.
+/// As for [`append_to_queue`]; `owner` heads the queue, `after` is
+/// `owner` or in its queue, and no record before `after` is a contender
+/// that is not passed over too long (checked in debug builds); `record` is
+/// in no queue.
 pub(super) unsafe fn insert_notified(
     owner: &'static LockRecord,
     after: &'static LockRecord,
@@ -160,6 +163,24 @@ pub(super) unsafe fn insert_notified(
     // record's invariant).
     unsafe {
         debug_assert_last(owner);
+        #[cfg(debug_assertions)]
+        {
+            let mut reached = core::ptr::eq(after, owner);
+            for next in queue_from(owner) {
+                if reached {
+                    break;
+                }
+                assert!(
+                    skipped(next),
+                    "a notify started its walk behind a contender"
+                );
+                reached = core::ptr::eq(next, after);
+            }
+            assert!(
+                reached,
+                "a notify started its walk outside the owner's queue"
+            );
+        }
         let last = match owner.queue().is_null() {
             true => None,
             false => Some(&*owner.last()),
@@ -176,7 +197,12 @@ pub(super) unsafe fn insert_notified(
                 );
                 last
             }
-            _ => after,
+            _ => {
+                if !core::ptr::eq(after, owner) {
+                    hooks::fire(hooks::HandoffEvent::NotifiedFromLastNotified);
+                }
+                after
+            }
         };
         insert_ahead(owner, after, record, skipped);
     }

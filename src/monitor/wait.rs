@@ -247,6 +247,7 @@ impl MultiUseWord {
                 displaced = home.pin_for_wait(displaced);
             }
             waiting.push(record, key);
+            record.set_last_notified(core::ptr::null_mut());
             Ok(release_to_queue(held, rest, last, displaced, false))
         }
     }
@@ -365,10 +366,9 @@ impl MultiUseWord {
         });
         let mut notified = 0;
         let mut held = None;
-        // The waiter queued last while the meta-lock stays held (a LOCKED
-        // word stays so, with the same owner, until we release it): the
-        // next one goes behind it.
-        let mut last_queued = None;
+        // Whether a waiter went into an owner's queue under the meta-lock
+        // we still hold (a LOCKED word stays so, with that owner).
+        let mut queued = false;
         while let Some(waiter) = waiting.take_oldest(key) {
             let lock = held.get_or_insert_with(|| self.get_meta_lock(ee));
             let bits = lock.bits;
@@ -382,21 +382,24 @@ impl MultiUseWord {
             );
             // SAFETY: we hold the meta-lock; the waiter's record is out of
             // every queue and list; LOCKED points at the owner's record,
-            // which heads the queue, and `last_queued` is in that queue
-            // behind notified waiters and contenders passed over too long
-            // only.
+            // which heads the queue, and the waiter a notify queued last in
+            // this hold, if any, is in that queue behind notified waiters
+            // and contenders passed over too long only (the record's
+            // invariant).
             unsafe {
                 if state(bits) == LOCKED {
+                    // From there: a loop of `notify_one` calls under one hold
+                    // with a contender queued walked past every waiter
+                    // notified before, time quadratic in their number (300
+                    // calls took 6 times parking_lot's).
                     let owner = &*record_of(bits);
-                    let after = last_queued.unwrap_or(owner);
+                    let after = owner.last_notified().as_ref().unwrap_or(owner);
                     insert_notified(owner, after, waiter);
-                    last_queued = Some(waiter);
+                    owner.set_last_notified(waiter as *const LockRecord as *mut LockRecord);
                     lock.bits = bits | QUEUE_SUMMARY;
+                    queued = true;
                 } else {
-                    debug_assert!(
-                        last_queued.is_none(),
-                        "a LOCKED word changed under its meta-lock"
-                    );
+                    debug_assert!(!queued, "a LOCKED word changed under its meta-lock");
                     // Nobody owns the monitor: put the waiter first and let
                     // the exit logic invite it. Invited, it leaves the queue
                     // at once and contends like a newcomer, so the queue's
