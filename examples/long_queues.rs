@@ -9,7 +9,10 @@
 //!   itself held the monitor (`Synchronized` + `wait_while` against
 //!   `parking_lot::Mutex` + `Condvar`);
 //! - `notify_one` herd: the same, but each round is W `notify_one` calls
-//!   under one hold of the monitor (a semaphore releasing W permits);
+//!   under one hold of the monitor (a semaphore releasing W permits); and
+//!   again with a contender queued behind the notified waiters (it blocks
+//!   on the monitor just before the calls), which each call must queue
+//!   its waiter ahead of;
 //! - deep queue: T threads each lock one monitor R times and hold it for
 //!   20 µs, so that nearly all of them sleep in its queue at once;
 //! - many monitors: T threads each wait on a monitor of their own, and one
@@ -48,8 +51,9 @@ trait Herd: Send + Sync + 'static {
     /// the monitor has released it in its wait.
     fn lock_and_unlock(&self);
     /// Starts `round` with a `notify_all`, or if not `all` with `ones`
-    /// calls of `notify_one`; returns how long the notify calls took.
-    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration;
+    /// calls of `notify_one`, running `before` under the monitor first;
+    /// returns how long the notify calls took.
+    fn start_round(&self, round: u64, all: bool, ones: usize, before: &dyn Fn()) -> Duration;
 }
 
 impl Herd for Synchronized<u64> {
@@ -65,9 +69,10 @@ impl Herd for Synchronized<u64> {
         waiting.fetch_add(1, SeqCst);
         guard.wait_while(|current| *current < round);
     }
-    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration {
+    fn start_round(&self, round: u64, all: bool, ones: usize, before: &dyn Fn()) -> Duration {
         let mut guard = self.lock();
         *guard = round;
+        before();
         let start = Instant::now();
         if all {
             guard.notify_all();
@@ -95,9 +100,10 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
             self.1.wait(&mut guard);
         }
     }
-    fn start_round(&self, round: u64, all: bool, ones: usize) -> Duration {
+    fn start_round(&self, round: u64, all: bool, ones: usize, before: &dyn Fn()) -> Duration {
         let mut guard = self.0.lock();
         *guard = round;
+        before();
         let start = Instant::now();
         if all {
             self.1.notify_all();
@@ -112,8 +118,9 @@ impl Herd for (parking_lot::Mutex<u64>, parking_lot::Condvar) {
 
 /// Medians over the herd's rounds: (notify to last return, notify calls,
 /// step between two returns next to each other in time). Each round is one
-/// `notify_all`, or if not `all` one `notify_one` per waiter.
-fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration, Duration) {
+/// `notify_all`, or if not `all` one `notify_one` per waiter; with
+/// `contender`, a thread blocks on the monitor before the notify calls.
+fn herd<H: Herd>(waiters: usize, all: bool, contender: bool) -> (Duration, Duration, Duration) {
     let lock = Arc::new(H::new());
     let waiting = Arc::new(AtomicUsize::new(0));
     let returned = Arc::new(AtomicUsize::new(0));
@@ -144,10 +151,22 @@ fn herd<H: Herd>(waiters: usize, all: bool) -> (Duration, Duration, Duration) {
         while waiting.load(SeqCst) < waiters * round {
             thread::sleep(Duration::from_millis(1));
         }
+        let queued = std::cell::Cell::new(None);
+        let before = || {
+            if contender {
+                let lock = lock.clone();
+                queued.set(Some(thread::spawn(move || lock.lock_and_unlock())));
+                // Long enough for it to spin, give up and block.
+                thread::sleep(Duration::from_millis(5));
+            }
+        };
         let start = Instant::now();
-        notify.push(lock.start_round(round as u64, all, waiters));
+        notify.push(lock.start_round(round as u64, all, waiters, &before));
         rx.recv().unwrap();
         total.push(start.elapsed());
+        if let Some(queued) = queued.take() {
+            queued.join().unwrap();
+        }
     }
     let mut rounds: Vec<Vec<Instant>> = (0..ROUNDS).map(|_| Vec::with_capacity(waiters)).collect();
     for thread in threads {
@@ -229,7 +248,7 @@ fn many_monitors<H: Herd>(threads: usize) -> Duration {
     let notify: Duration = locks
         .iter()
         .rev()
-        .map(|lock| lock.start_round(1, false, 1))
+        .map(|lock| lock.start_round(1, false, 1, &|| ()))
         .sum();
     for waiter in waiters {
         waiter.join().unwrap();
@@ -256,12 +275,20 @@ fn main() {
         thread::available_parallelism().map_or(0, usize::from)
     );
     type ParkingLot = (parking_lot::Mutex<u64>, parking_lot::Condvar);
-    for (all, call) in [(true, "notify_all call"), (false, "notify_one calls")] {
-        let (ml, ml_notify, ml_step) = herd::<Synchronized<u64>>(threads, all);
-        let (pl, pl_notify, pl_step) = herd::<ParkingLot>(threads, all);
+    for (all, contender, herd_name, call) in [
+        (true, false, "notify_all herd", "notify_all call"),
+        (false, false, "notify_one herd", "notify_one calls"),
+        (
+            false,
+            true,
+            "notify_one herd, a contender queued",
+            "notify_one calls",
+        ),
+    ] {
+        let (ml, ml_notify, ml_step) = herd::<Synchronized<u64>>(threads, all, contender);
+        let (pl, pl_notify, pl_step) = herd::<ParkingLot>(threads, all, contender);
         println!(
-            "{} herd: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; median step {:.1} / {:.1} µs; {call} {:.3} / {:.3} ms",
-            if all { "notify_all" } else { "notify_one" },
+            "{herd_name}: last return {:.2} ms ({}) / {:.2} ms ({}) = {:.2}; median step {:.1} / {:.1} µs; {call} {:.3} / {:.3} ms",
             ms(ml),
             <Synchronized<u64> as Herd>::NAME,
             ms(pl),
