@@ -494,6 +494,56 @@ fn two_contenders_one_timed(name: &'static str, timeout: Duration, ways: &[GiveU
     a_park_woke_early(name, &after, &before);
 }
 
+/// A timed contender among two blocking ones behind an owner: it may give up
+/// from between two queued contenders, neither the head (the walk in
+/// `unlink` past a record that is not the head, and a queue whose last
+/// record stays), as well as from the places the models above reach. Both
+/// blocking contenders get the monitor; nobody is left queued (with debug
+/// assertions, the queue's head knows its last record after every change).
+/// Asserts that some execution left from between two, which takes a
+/// preemption bound of 3 (193,384 executions, 24 s, 431 of them between
+/// two); four threads, so never more (CI's bound-4 steps skip it). An
+/// `unlink` that dropped the records behind it there failed this model and
+/// no other.
+#[test]
+fn timed_enter_gives_up_between_two_contenders() {
+    let before = events();
+    explore(
+        "timed_enter_gives_up_between_two_contenders",
+        at_most(at_least(three_threads(), 3), 3),
+        || {
+            let shared = Shared::new();
+            let held = shared.word.lock();
+            let blocking = |shared: &Shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            };
+            let first = spawn(&shared, blocking);
+            let timed = spawn_timed(&shared, Duration::from_secs(1));
+            let last = spawn(&shared, blocking);
+            shared.bump(&held);
+            drop(held);
+            first.join().unwrap();
+            last.join().unwrap();
+            let got = timed.join().unwrap();
+            shared.check_final(3 + got);
+        },
+    );
+    let after = events();
+    let between = after.left_between_two - before.left_between_two;
+    println!("timed_enter_gives_up_between_two_contenders: left from between two {between} times");
+    assert!(
+        between > 0,
+        "no timed enter left from between two contenders"
+    );
+    settled_in_every_way(
+        "timed_enter_gives_up_between_two_contenders",
+        &after,
+        &before,
+        &[GiveUp::LeftTheQueue, GiveUp::LeftTheQueueAndTookIt],
+    );
+}
+
 /// A timed enter invited after its deadline (a zero timeout: the deadline
 /// is behind it once it queues), while the owner that invited it locks
 /// again at once: it takes the monitor if the invitation still finds it

@@ -1,9 +1,9 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
-//! `TimedEnterSettled`) and the meta-lock's `WokeEarly`, so that a model can
-//! assert that its executions reached the path it names. Included by path
-//! from the model files that count them.
+//! `TimedEnterLeftBetweenTwo`, `TimedEnterSettled`) and the meta-lock's
+//! `WokeEarly`, so that a model can assert that its executions reached the
+//! path it names. Included by path from the model files that count them.
 //! (`meta_lock.rs` counts its hand-off events itself, per execution.)
 
 // Each model file that includes this module counts some of the events, so
@@ -37,6 +37,9 @@ pub struct Events {
     /// Notifies that queued their waiter ahead of a contender from the
     /// waiter queued last in the owner's hold (`NotifiedFromLastNotified`).
     pub from_last_notified: usize,
+    /// Timed enters that left their queue from between two records, neither
+    /// the head (`TimedEnterLeftBetweenTwo`).
+    pub left_between_two: usize,
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
@@ -106,6 +109,7 @@ pub fn events() -> Events {
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static FROM_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
+        static LEFT_BETWEEN_TWO: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
         static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
     }
@@ -118,6 +122,7 @@ pub fn events() -> Events {
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
             HandoffEvent::NotifiedFromLastNotified => &FROM_LAST_NOTIFIED,
+            HandoffEvent::TimedEnterLeftBetweenTwo => &LEFT_BETWEEN_TWO,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
@@ -141,6 +146,7 @@ pub fn events() -> Events {
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         from_last_notified: FROM_LAST_NOTIFIED.with(Cell::get),
+        left_between_two: LEFT_BETWEEN_TWO.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),
     }

@@ -37,6 +37,9 @@ pub enum HandoffEvent {
     /// it invited the first (on a fair monitor, handed it the monitor) and
     /// queued the others behind it.
     NotifiedQueuedBehindInvited,
+    /// A timed enter whose time ran out left its queue from between two
+    /// queued records, neither of them the queue's head.
+    TimedEnterLeftBetweenTwo,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.
     TimedEnterSettled(GiveUp),

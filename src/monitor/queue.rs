@@ -107,6 +107,8 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
         prev.set_queue(rest);
         if rest.is_null() {
             (*head).set_last(prev as *const LockRecord as *mut LockRecord);
+        } else if !core::ptr::eq(prev, head) {
+            hooks::fire(hooks::HandoffEvent::TimedEnterLeftBetweenTwo);
         }
     }
     // A LOCKED word keeps its queue summary even if the owner is now alone:
