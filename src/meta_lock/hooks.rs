@@ -26,6 +26,9 @@ pub enum HandoffEvent {
     /// its place behind records it does not pass (notified waiters, records
     /// passed over too long, contenders that lost before it did).
     ContenderRequeuedBehind,
+    /// A contender that lost after an invitation went back behind another
+    /// contender that had lost before it (an older claim).
+    ContenderRequeuedBehindALoser,
     /// A notify found the monitor free with threads still queued to enter
     /// (an invited thread not yet back), put the waiter it moved ahead of
     /// them, and invited it at once.

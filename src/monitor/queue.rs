@@ -278,12 +278,19 @@ pub(super) unsafe fn requeue_invited(owner: &LockRecord, record: &LockRecord) {
         let prev = end_of_run(owner, skipped);
         if !core::ptr::eq(prev, owner) {
             hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehind);
+            if prev.wait_state() != NOTIFIED && prev.passed_over().since.is_some() {
+                hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehindALoser);
+            }
         }
         link_behind(owner, prev, record);
         #[cfg(debug_assertions)]
         assert!(
-            queue_from(record).all(|next| next.wait_state() != NOTIFIED),
-            "a contender went back ahead of a notified waiter"
+            queue_from(record).all(|next| next.wait_state() != NOTIFIED
+                && next
+                    .passed_over()
+                    .since
+                    .is_none_or(|first| Some(first) >= since)),
+            "a contender went back ahead of a notified waiter or of one that lost before it"
         );
     }
 }
