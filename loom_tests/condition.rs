@@ -216,41 +216,9 @@ fn notify_all_without_a_fair_monitor_releases_two_waiters() {
 #[test]
 fn notify_without_the_monitor_ahead_of_a_free_queue() {
     const NAME: &str = "notify_without_the_monitor_ahead_of_a_free_queue";
-    const FLAG: usize = 1 << 8;
-    let before = events::events();
-    explore(NAME, builder(2), || {
-        let shared = shared();
-        let waiter = {
-            let shared = Arc::clone(&shared);
-            thread::spawn(move || {
-                let mut g = shared.value.lock();
-                *g += 1;
-                shared.a.wait_while(&mut g, |v| *v & FLAG == 0);
-                *g += 1;
-            })
-        };
-        // The waiter waits once its count shows under the monitor.
-        while *shared.value.lock() == 0 {
-            thread::yield_now();
-        }
-        let mut g = shared.value.lock();
-        let contenders: Vec<_> = (0..2)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || *shared.value.lock() += 4)
-            })
-            .collect();
-        *g |= FLAG;
-        drop(g);
-        assert_eq!(shared.a.notify_all(), 1);
-        waiter.join().unwrap();
-        for contender in contenders {
-            contender.join().unwrap();
-        }
-        assert_eq!(*shared.value.lock(), FLAG + 2 + 8);
-    });
-    let ahead = events::events().notified_ahead - before.notified_ahead;
-    println!("{NAME}: {ahead} waiters put ahead of a free queue");
+    explore(NAME, builder(2), || notify_without_the_monitor(1));
+    let ahead = AHEAD[0].load(std::sync::atomic::Ordering::Relaxed);
+    println!("{NAME}: {ahead} executions put the waiter ahead of a free queue");
     assert!(
         ahead > 0,
         "{NAME}: no notify found a free monitor with a queue"
@@ -268,52 +236,65 @@ fn notify_without_the_monitor_ahead_of_a_free_queue() {
 #[test]
 fn notify_all_without_the_monitor_ahead_of_a_free_queue() {
     const NAME: &str = "notify_all_without_the_monitor_ahead_of_a_free_queue";
-    const FLAG: usize = 1 << 8;
-    static BOTH_AHEAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let mut bounded = builder(2);
+    let mut bounded = builder(1);
     bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(1));
-    explore(NAME, bounded, || {
-        let shared = shared();
-        let at_start = events::events();
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    let mut g = shared.value.lock();
-                    *g += 1;
-                    shared.a.wait_while(&mut g, |v| *v & FLAG == 0);
-                    *g += 1;
-                })
-            })
-            .collect();
-        // The waiters wait once their counts show under the monitor.
-        while *shared.value.lock() < 2 {
-            thread::yield_now();
-        }
-        let mut g = shared.value.lock();
-        let contenders: Vec<_> = (0..2)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || *shared.value.lock() += 4)
-            })
-            .collect();
-        *g |= FLAG;
-        drop(g);
-        assert_eq!(shared.a.notify_all(), 2);
-        for thread in waiters.into_iter().chain(contenders) {
-            thread.join().unwrap();
-        }
-        assert_eq!(*shared.value.lock(), FLAG + 4 + 8);
-        if events::events().notified_ahead - at_start.notified_ahead == 2 {
-            BOTH_AHEAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    });
-    let both = BOTH_AHEAD.load(std::sync::atomic::Ordering::Relaxed);
+    explore(NAME, bounded, || notify_without_the_monitor(2));
+    let both = AHEAD[1].load(std::sync::atomic::Ordering::Relaxed);
     println!("{NAME}: both waiters put ahead of a free queue in {both} executions");
     assert!(
         both > 0,
         "{NAME}: no notify put two waiters ahead of a free queue"
     );
+}
+
+/// Executions of the models above in which every waiter went ahead of a
+/// free queue, by number of waiters (1 or 2).
+static AHEAD: [std::sync::atomic::AtomicUsize; 2] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 2];
+
+/// The body of the models above: `waiters` threads wait on a condition,
+/// and the main thread, holding the monitor, starts two contenders, sets
+/// the flag, releases the monitor and notifies all of them without it.
+/// Nobody sleeps for ever (loom would report the deadlock), each contender
+/// adds its 4 once and each waiter its 1 before and after the wait; counts
+/// the execution in `AHEAD` if a notify put every waiter ahead of a free
+/// queue (`NotifiedAheadOfQueue`).
+fn notify_without_the_monitor(waiters: usize) {
+    const FLAG: usize = 1 << 8;
+    let shared = shared();
+    let at_start = events::events();
+    let waiting: Vec<_> = (0..waiters)
+        .map(|_| {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                *g += 1;
+                shared.a.wait_while(&mut g, |v| *v & FLAG == 0);
+                *g += 1;
+            })
+        })
+        .collect();
+    // The waiters wait once their counts show under the monitor.
+    while *shared.value.lock() < waiters {
+        thread::yield_now();
+    }
+    let mut g = shared.value.lock();
+    let contenders: Vec<_> = (0..2)
+        .map(|_| {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || *shared.value.lock() += 4)
+        })
+        .collect();
+    *g |= FLAG;
+    drop(g);
+    assert_eq!(shared.a.notify_all(), waiters);
+    for thread in waiting.into_iter().chain(contenders) {
+        thread.join().unwrap();
+    }
+    assert_eq!(*shared.value.lock(), FLAG + 2 * waiters + 8);
+    if events::events().notified_ahead - at_start.notified_ahead == waiters {
+        AHEAD[waiters - 1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 std::thread_local! {
