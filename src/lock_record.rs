@@ -52,9 +52,10 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   notified waiter that a notify queued last behind it during this hold:
 ///   in its queue, with only notified waiters and records passed over too
 ///   long ahead of it, so that the next notify starts its walk there. It is
-///   touched under that object's meta-lock only, and is null whenever the
-///   record owns no monitor (the owner clears it as it gives the monitor
-///   up, under the meta-lock);
+///   touched under that object's meta-lock (or read by the owner's thread
+///   once nothing refers to the record), and is null whenever the record
+///   owns no monitor (the owner clears it as it gives the monitor up, under
+///   the meta-lock);
 /// - `passed_over` is touched under that meta-lock while the record waits in
 ///   a queue to enter (not while it heads one as the monitor's owner's), or
 ///   has just been taken out of it by an exit that still holds the meta-lock
@@ -252,7 +253,8 @@ impl LockRecord {
     /// record is its own (no word or queue refers to it).
     #[inline]
     pub(crate) unsafe fn last_notified(&self) -> *mut LockRecord {
-        // SAFETY: the meta-lock gives exclusive access.
+        // SAFETY: the meta-lock, or the record being the caller's alone,
+        // gives exclusive access.
         self.last_notified.with(|l| unsafe { *l })
     }
 
