@@ -259,7 +259,7 @@ impl LockRecord {
     }
 
     /// # Safety
-    /// As for [`last_notified`](Self::last_notified).
+    /// The caller holds the meta-lock of the word this record owns.
     #[inline]
     pub(crate) unsafe fn set_last_notified(&self, waiter: *mut LockRecord) {
         // SAFETY: the meta-lock gives exclusive access.
@@ -318,7 +318,8 @@ impl LockRecord {
     }
 
     /// Restores the presets a record on a free list holds (count 1, empty
-    /// queue, not waiting, never passed over).
+    /// queue, not waiting, never passed over; `last_notified` is null
+    /// already, as the owner cleared it when it gave the monitor up).
     ///
     /// # Safety
     /// Called by the owner's thread, with no word or queue referring to the

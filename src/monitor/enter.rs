@@ -314,6 +314,12 @@ impl MultiUseWord {
     /// `held` is the meta-lock of this word, at NEUTRAL or WAITERS; `record`
     /// is ours and in no queue.
     pub(super) unsafe fn install(&self, held: MetaLock<'_>, record: &LockRecord) {
+        // SAFETY: we hold the meta-lock, and the record is ours.
+        let kept = unsafe { record.last_notified() };
+        debug_assert!(
+            kept.is_null(),
+            "a record kept a notified waiter from an earlier hold"
+        );
         let bits = held.bits;
         if state(bits) == NEUTRAL {
             record.set_displaced(bits);

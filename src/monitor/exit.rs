@@ -58,9 +58,11 @@ impl MultiUseWord {
             {
                 // The word no longer refers to the record and its queue was
                 // empty (clear summary bit), the count is 1, an owner never
-                // waits for a notification, and its `passed_over` is the
+                // waits for a notification, its `passed_over` is the
                 // default (the enters that count losses clear it as they
-                // end): the presets hold.
+                // end), and no notify queued a waiter behind it in this hold
+                // (that sets the summary bit), so `last_notified` is null:
+                // the presets hold.
                 // SAFETY: nothing refers to the record any more.
                 #[cfg(debug_assertions)]
                 unsafe {

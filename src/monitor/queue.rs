@@ -278,7 +278,12 @@ pub(super) unsafe fn requeue_invited(owner: &LockRecord, record: &LockRecord) {
         let prev = end_of_run(owner, skipped);
         if !core::ptr::eq(prev, owner) {
             hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehind);
-            if prev.wait_state() != NOTIFIED && prev.passed_over().since.is_some() {
+            if prev.wait_state() != NOTIFIED
+                && prev
+                    .passed_over()
+                    .since
+                    .is_some_and(|first| Some(first) <= since)
+            {
                 hooks::fire(hooks::HandoffEvent::ContenderRequeuedBehindALoser);
             }
         }
@@ -426,6 +431,10 @@ pub(super) unsafe fn make_heir(
 ) -> usize {
     // SAFETY: caller's contract.
     unsafe {
+        debug_assert!(
+            heir.last_notified().is_null(),
+            "a record kept a notified waiter from an earlier hold"
+        );
         heir.set_queue(rest);
         heir.set_last(last);
         heir.set_displaced(displaced);
