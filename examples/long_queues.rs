@@ -11,8 +11,8 @@
 //! - `notify_one` herd: the same, but each round is W `notify_one` calls
 //!   under one hold of the monitor (a semaphore releasing W permits); and
 //!   again with a contender queued behind the notified waiters (it blocks
-//!   on the monitor just before the calls), which each call must queue
-//!   its waiter ahead of;
+//!   on the monitor just before the calls), which each call queues its
+//!   waiter ahead of until the contender has been passed over too long;
 //! - deep queue: T threads each lock one monitor R times and hold it for
 //!   20 µs, so that nearly all of them sleep in its queue at once;
 //! - many monitors: T threads each wait on a monitor of their own, and one

@@ -10,7 +10,8 @@
 //! run beside the monitor's own, on another stripe and in the same; a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
 //! a fair monitor; a notify without the monitor that finds it free with a
-//! thread still queued puts the waiter ahead of it; and a wait refused
+//! thread still queued puts the waiter ahead of it (one waiter, and two of
+//! one `notify_all`); and a wait refused
 //! because its condition is bound to another monitor changes nothing, the
 //! binding included, whether the first waiter times out or is notified
 //! meanwhile.

@@ -1,11 +1,14 @@
 #![cfg(loom)]
 //! Loom models of the monitor (paper 000, sections 4.3-4.4): enter and exit
 //! with two and three threads, timed enters that give up (each way one
-//! settles is reached), wait and notify without lost wake-ups, a timed wait
-//! racing a notification, a notified waiter that loses once and is handed
-//! the monitor next, a contender that loses going back behind a notified
-//! waiter, eventual fairness and fair releases, and a timed
-//! interruptible wait racing a notify and an interrupt. Hook events
+//! settles is reached, and from between two queued contenders), wait and
+//! notify without lost wake-ups, notifies in one hold that start their
+//! walk at the waiter queued last (and a notifier that then waits), a
+//! timed wait racing a notification, a notified waiter that loses once and
+//! is handed the monitor next, a contender that loses going back behind a
+//! notified waiter, two invited contenders that lose going back in order,
+//! eventual fairness and fair releases, and a timed interruptible wait
+//! racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
@@ -249,8 +252,8 @@ fn at_least(mut builder: Builder, bound: usize) -> Builder {
 }
 
 /// `builder` with a preemption bound of at most `bound`: for models of four
-/// threads, whose search at bound 3 takes minutes (with each backend and
-/// parker CI runs it on).
+/// threads, whose search one bound deeper takes minutes (times each backend
+/// and parker CI runs it on).
 fn at_most(mut builder: Builder, bound: usize) -> Builder {
     builder.preemption_bound = builder.preemption_bound.map(|b| b.min(bound));
     builder

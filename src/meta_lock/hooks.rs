@@ -33,8 +33,10 @@ pub enum HandoffEvent {
     /// (an invited thread not yet back), put the waiter it moved ahead of
     /// them, and invited it at once.
     NotifiedAheadOfQueue,
-    /// A notify queued its waiter ahead of a contender, walking from the
-    /// waiter queued last in the owner's hold rather than from the owner.
+    /// A notify with a contender at the end of the queue started its walk
+    /// at the waiter queued last in the owner's hold rather than at the
+    /// owner (the waiter goes ahead of that contender, or behind it if it
+    /// was passed over too long).
     NotifiedFromLastNotified,
     /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
     /// it invited the first (on a fair monitor, handed it the monitor) and

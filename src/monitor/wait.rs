@@ -390,8 +390,8 @@ impl MultiUseWord {
                 if state(bits) == LOCKED {
                     // From there: a loop of `notify_one` calls under one hold
                     // with a contender queued walked past every waiter
-                    // notified before, time quadratic in their number (300
-                    // calls took 6 times parking_lot's).
+                    // notified before until the contender was passed over
+                    // too long (300 calls took 6 times parking_lot's).
                     let owner = &*record_of(bits);
                     let after = owner.last_notified().as_ref().unwrap_or(owner);
                     insert_notified(owner, after, waiter);
