@@ -137,6 +137,13 @@ impl SpinWait {
         self.limit == Self::ROUNDS
     }
 
+    /// Whether the next round, if any, yields.
+    #[cfg(not(metalock_model))]
+    #[inline]
+    pub(crate) fn yields_next(&self) -> bool {
+        self.round >= Self::SPIN_ROUNDS && self.round < self.limit
+    }
+
     /// Waits one round; `false` once the budget is spent.
     #[inline]
     pub(crate) fn spin(&mut self) -> bool {

@@ -11,7 +11,10 @@
 //! microseconds of CPU, once per wait.
 //!
 //! A waiter that finds no other in its stripe of the wait table keeps
-//! yielding for `LONE_WAITER_YIELDS` more rounds. Where a sleeping thread
+//! yielding for `LONE_WAITER_YIELDS` more rounds. Every yield stops at the
+//! wait's deadline: where more threads are runnable than processors, a
+//! yield runs another thread for a while, and counted yields outlasted short
+//! timeouts. Where a sleeping thread
 //! takes tens of microseconds to wake (a virtual machine whose idle vCPU
 //! halts), two threads that wait for each other, a producer and a consumer,
 //! park in turn once either does: each wakes the other late, and the other
@@ -311,6 +314,19 @@ impl WaitSpin {
     /// Waits one round; `false` once the budget is spent.
     #[inline]
     pub(super) fn spin(&mut self) -> bool {
+        // `SpinWait`'s yields stop at the deadline too: where other threads
+        // are runnable, each yield runs one of them, and its seven outlasted
+        // timeouts of 20 µs (16 and 64 threads polling on 2 vCPUs: 1.8 to
+        // 1.9 times parking_lot's CPU per wait, 0.4 to 0.6 times with the
+        // check).
+        #[cfg(not(metalock_model))]
+        if self.spin.yields_next()
+            && self
+                .deadline
+                .is_some_and(|deadline| crate::sys::get().now() >= deadline)
+        {
+            return false;
+        }
         if self.spin.spin() {
             return true;
         }

@@ -33,6 +33,11 @@ pub static YIELDS: AtomicUsize = AtomicUsize::new(0);
 /// not count the waiter's own wake-up as time it waited.
 pub static WAKE_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
 
+/// Microseconds the platform's `yield_now` sleeps: a processor that other
+/// runnable threads share, where a yield runs one of them for a while, for
+/// the test that a waiter's spin still ends in time.
+pub static YIELD_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
+
 /// A global allocator that locks [`LOCKED_BY_ALLOCATOR`] on every
 /// allocation of a thread that armed it ([`arm_locking_allocator`]), except
 /// the allocations of that lock itself: what a `no_std` program whose
@@ -150,7 +155,10 @@ unsafe impl Platform for StdThreads {
 
     fn yield_now(&self) {
         YIELDS.fetch_add(1, Ordering::SeqCst);
-        std::thread::yield_now();
+        match YIELD_DELAY_MICROS.load(Ordering::SeqCst) {
+            0 => std::thread::yield_now(),
+            delay => std::thread::sleep(Duration::from_micros(delay as u64)),
+        }
     }
 
     fn now(&self) -> Instant {
