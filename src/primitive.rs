@@ -137,7 +137,7 @@ impl SpinWait {
         self.limit == Self::ROUNDS
     }
 
-    /// Whether the next round, if any, yields.
+    /// Whether the next round yields (`false` once the budget is spent).
     #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn yields_next(&self) -> bool {

@@ -317,7 +317,7 @@ impl WaitSpin {
         // `SpinWait`'s yields stop at the deadline too: where other threads
         // are runnable, each yield runs one of them, and its seven outlasted
         // timeouts of 20 µs (16 and 64 threads polling on 2 vCPUs: 1.8 to
-        // 1.9 times parking_lot's CPU per wait, 0.4 to 0.6 times with the
+        // 2.0 times parking_lot's CPU per wait, 0.4 to 0.6 times with the
         // check).
         #[cfg(not(metalock_model))]
         if self.spin.yields_next()
