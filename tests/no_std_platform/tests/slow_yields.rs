@@ -41,7 +41,7 @@ fn a_spin_of_slow_yields_ends_at_the_deadline() {
     let released = AtomicBool::new(false);
     // Counted first, checked once the waiter is gone: a failed check inside
     // the scope would leave it waiting, and the scope with it.
-    let shared = thread::scope(|s| {
+    let (parked, shared) = thread::scope(|s| {
         let waits = WAITS.load(Ordering::SeqCst);
         s.spawn(|| {
             let mut guard = word.lock();
@@ -54,12 +54,14 @@ fn a_spin_of_slow_yields_ends_at_the_deadline() {
         while WAITS.load(Ordering::SeqCst) == waits && started.elapsed() < STUCK {
             std::hint::spin_loop();
         }
+        let parked = WAITS.load(Ordering::SeqCst) != waits;
         // Beside the parked waiter in its stripe: the short budget only.
         let shared = yields_of_a_timed_wait(&word);
         released.store(true, Ordering::SeqCst);
         word.lock().notify_all();
-        shared
+        (parked, shared)
     });
+    assert!(parked, "the waiter never parked (did its thread panic?)");
     for (spun, waiter) in [(lone, "lone"), (shared, "stripe-sharing")] {
         assert!(
             spun <= 3,
