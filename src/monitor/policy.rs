@@ -11,20 +11,21 @@
 //! microseconds of CPU, once per wait.
 //!
 //! A waiter that finds no other in its stripe of the wait table keeps
-//! yielding for `LONE_WAITER_YIELDS` more rounds. Every yield stops at the
-//! wait's deadline: where more threads are runnable than processors, a
-//! yield runs another thread for a while, and counted yields outlasted short
-//! timeouts. Where a sleeping thread
-//! takes tens of microseconds to wake (a virtual machine whose idle vCPU
-//! halts), two threads that wait for each other, a producer and a consumer,
-//! park in turn once either does: each wakes the other late, and the other
-//! has parked meanwhile. The longer spin outlasts the partner's work
-//! between two notifies, so neither parks and no late wake-up is paid. On a
-//! 2-vCPU Intel Xeon, against the short spin, a bounded buffer of one pair
-//! moved 25, 17 and 1.5 times the items per second at capacities 1, 16 and
-//! 256, at about a tenth of the CPU per item at the first two (a futex wait
-//! and wake cost more than the yields) and 1.2 times at the last. Only a
-//! lone waiter spins so long: with every waiter yielding so long, 3,000
+//! yielding for `LONE_WAITER_YIELDS` more rounds, started within
+//! `LONE_WAITER_SPIN`. Every yield stops at the wait's deadline, and those
+//! more rounds at that bound too: where more threads are runnable than
+//! processors, a yield runs another thread for a while, and counted yields
+//! outlasted short timeouts and cost more CPU than a park. Where a sleeping
+//! thread takes tens of microseconds to wake (a virtual machine whose idle
+//! vCPU halts), two threads that wait for each other, a producer and a
+//! consumer, park in turn once either does: each wakes the other late, and
+//! the other has parked meanwhile. The longer spin outlasts the partner's
+//! work between two notifies, so neither parks and no late wake-up is paid.
+//! On a 2-vCPU Intel Xeon, against the short spin, a bounded buffer of one
+//! pair moved 25, 17 and 1.5 times the items per second at capacities 1, 16
+//! and 256, at about a tenth of the CPU per item at the first two (a futex
+//! wait and wake cost more than the yields) and 1.2 times at the last. Only
+//! a lone waiter spins so long: with every waiter yielding so long, 3,000
 //! waiters of one `notify_all` took the processors from the threads that
 //! had to run (3 of 6 rounds slow, about 110,000 involuntary context
 //! switches each), and a notify reaches the oldest waiter first anyway. A
@@ -129,6 +130,27 @@ use core::time::Duration;
 #[cfg(not(metalock_model))]
 const LONE_WAITER_YIELDS: u32 = 60;
 
+/// How long after its spin began (or, in a wait with no deadline, after
+/// its first yield past the short budget) a lone waiter's last yield may
+/// start: about what `LONE_WAITER_YIELDS` take where a yield finds no other
+/// thread to run. Where one does, each yield runs it for a while, and 16
+/// threads polling their own monitors with `wait_for(100 µs)` on 2 vCPUs
+/// spent 2.5 to 3.3 times parking_lot's CPU per wait on counted yields
+/// (1.0 to 1.1 times with the bound).
+#[cfg(not(metalock_model))]
+const LONE_WAITER_SPIN: Duration = Duration::from_micros(30);
+
+/// How often a lone waiter whose wait has no deadline reads the clock for
+/// `LONE_WAITER_SPIN`: before every fourth of its `LONE_WAITER_YIELDS`,
+/// the first included (which starts the bound, so that a wait that ends
+/// within the short budget reads no clock). A read before every yield
+/// lengthened the spin enough to shorten the parks after it below
+/// `LONG_PARK_UNPAIRED` more often: a consumer fed every 50 µs spent
+/// 1.3-1.4 times parking_lot's CPU per item, against 1.1-1.2 times
+/// without the bound.
+#[cfg(not(metalock_model))]
+const LONE_BOUND_EVERY: u32 = 4;
+
 /// A park this long marks the wait set of a lone waiter whose notify
 /// reached a waiter since its last lone wait began: forty times the long
 /// spin on a virtual machine whose yield takes 0.4 µs, and more than a
@@ -226,6 +248,12 @@ pub(super) struct WaitSpin {
     /// Where the yields stop, if the wait has a deadline.
     #[cfg(not(metalock_model))]
     deadline: Option<Instant>,
+    /// Where a lone waiter's `LONE_WAITER_YIELDS` stop, if sooner:
+    /// `LONE_WAITER_SPIN` after the spin began, checked with the deadline;
+    /// without one, after the first of those yields, checked before every
+    /// `LONE_BOUND_EVERY`th (and set by the first).
+    #[cfg(not(metalock_model))]
+    bound: Option<Instant>,
     /// The slot of the waiter's set, the mark its wait learns into (`LONE`
     /// or `SHARED`), and the park that sets it.
     #[cfg(not(metalock_model))]
@@ -254,7 +282,13 @@ impl WaitSpin {
     ) -> Self {
         #[cfg(not(metalock_model))]
         {
-            let past = deadline.is_some_and(|deadline| crate::sys::get().now() >= deadline);
+            // Read only for a deadline: a read at every wait (for the lone
+            // waiter's bound) cost a buffer of capacity 16 and one pair a
+            // fifth of its items per second.
+            let now = deadline.map(|_| crate::sys::get().now());
+            let past = deadline
+                .zip(now)
+                .is_some_and(|(deadline, now)| now >= deadline);
             let (key, alone) = match set {
                 Some(set) if !past => set,
                 _ => {
@@ -262,6 +296,7 @@ impl WaitSpin {
                         spin: SpinWait::with_limit(if past { 0 } else { SpinWait::ROUNDS }),
                         yields: 0,
                         deadline,
+                        bound: None,
                         mark: None,
                         parked_at: None,
                     };
@@ -271,7 +306,7 @@ impl WaitSpin {
             let bit = if alone { LONE } else { SHARED };
             // Relaxed: as in `learn`.
             let marked = marks.load(Ordering::Relaxed) & bit != 0;
-            let (spin, yields, long_park) = if alone {
+            let (spin, yields, long_park, bound) = if alone {
                 // SAFETY: the caller's contract. Taken only by a lone wait
                 // still within its deadline, the only kind whose threshold
                 // reads it, so that a wait in between with others in its
@@ -284,20 +319,24 @@ impl WaitSpin {
                     LONG_PARK_UNPAIRED
                 };
                 match marked {
-                    true => (SpinWait::with_limit(0), 0, long_park),
-                    false => (SpinWait::default(), LONE_WAITER_YIELDS, long_park),
+                    true => (SpinWait::with_limit(0), 0, long_park, None),
+                    false => {
+                        let bound = now.and_then(|now| now.checked_add(LONE_WAITER_SPIN));
+                        (SpinWait::default(), LONE_WAITER_YIELDS, long_park, bound)
+                    }
                 }
             } else {
                 let spin = match marked {
                     true => SpinWait::with_limit(SpinWait::SPIN_ROUNDS),
                     false => SpinWait::default(),
                 };
-                (spin, 0, LONG_PARK_SHARED)
+                (spin, 0, LONG_PARK_SHARED, None)
             };
             Self {
                 spin,
                 yields,
                 deadline,
+                bound,
                 mark: Some((marks, bit, long_park)),
                 parked_at: None,
             }
@@ -314,17 +353,15 @@ impl WaitSpin {
     /// Waits one round; `false` once the budget is spent.
     #[inline]
     pub(super) fn spin(&mut self) -> bool {
+        #[cfg(not(metalock_model))]
+        let passed = |at: Option<Instant>| at.is_some_and(|at| crate::sys::get().now() >= at);
         // Every yield stops at the deadline, `SpinWait`'s too: where other
         // threads are runnable, each yield runs one of them, and its seven
         // outlasted timeouts of 20 µs (16 and 64 threads polling on 2
         // vCPUs: 1.8 to 2.0 times parking_lot's CPU per wait, 0.4 to 0.6
         // times with the check).
         #[cfg(not(metalock_model))]
-        if (self.spin.yields_next() || self.yields > 0)
-            && self
-                .deadline
-                .is_some_and(|deadline| crate::sys::get().now() >= deadline)
-        {
+        if self.spin.yields_next() && passed(self.deadline) {
             return false;
         }
         if self.spin.spin() {
@@ -332,6 +369,19 @@ impl WaitSpin {
         }
         #[cfg(not(metalock_model))]
         if self.yields > 0 {
+            if let Some(deadline) = self.deadline {
+                let end = self.bound.map_or(deadline, |bound| bound.min(deadline));
+                if passed(Some(end)) {
+                    return false;
+                }
+            } else if (LONE_WAITER_YIELDS - self.yields).is_multiple_of(LONE_BOUND_EVERY) {
+                let now = crate::sys::get().now();
+                match self.bound {
+                    Some(bound) if now >= bound => return false,
+                    Some(_) => {}
+                    None => self.bound = now.checked_add(LONE_WAITER_SPIN),
+                }
+            }
             self.yields -= 1;
             crate::sys::get().yield_now();
             return true;

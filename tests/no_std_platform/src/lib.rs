@@ -4,7 +4,7 @@
 //! per-thread slot and a thread-exit hook.
 
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use metalock::Instant;
 use metalock::platform::{self, Platform};
 use std::sync::{Condvar, Mutex, OnceLock, mpsc};
@@ -37,6 +37,44 @@ pub static WAKE_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
 /// runnable threads share, where a yield runs one of them for a while, for
 /// the test that a waiter's spin still ends in time.
 pub static YIELD_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
+
+/// Microseconds from the platform clock's origin to the first `yield_now`
+/// and to the first `wait` since [`start_spin_record`], `u64::MAX` while
+/// there is none: how long a waiter's spin lasted, for [`spun_long`].
+static FIRST_YIELD_MICROS: AtomicU64 = AtomicU64::new(u64::MAX);
+static FIRST_WAIT_MICROS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The yields of `SpinWait`'s short budget (10 rounds, the first three of
+/// spin hints), which every waiter that spins asks for unless a deadline
+/// stops it.
+pub const SHORT_SPIN_YIELDS: usize = 7;
+
+/// The shortest spin, from its first yield to its park, that shows the
+/// lone waiter's time bound ended it: the policy's `LONE_WAITER_SPIN` (30
+/// µs), less what the spin hints and clock reads before the first yield may
+/// take.
+pub const LONE_SPIN_SHOWN: Duration = Duration::from_micros(25);
+
+/// Forgets the first yield and the first wait recorded: call it before the
+/// wait whose spin [`spun_long`] reads.
+pub fn start_spin_record() {
+    FIRST_YIELD_MICROS.store(u64::MAX, Ordering::SeqCst);
+    FIRST_WAIT_MICROS.store(u64::MAX, Ordering::SeqCst);
+}
+
+/// Whether the one waiter that yielded and parked since
+/// [`start_spin_record`], asking for `yields` yields, spun longer than the
+/// short budget: more yields than [`SHORT_SPIN_YIELDS`], or a spin the
+/// lone waiter's time bound ended, which lasted [`LONE_SPIN_SHOWN`] or more
+/// and may hold fewer yields where each runs another thread for a while.
+pub fn spun_long(yields: usize) -> bool {
+    let first_yield = FIRST_YIELD_MICROS.load(Ordering::SeqCst);
+    let first_wait = FIRST_WAIT_MICROS.load(Ordering::SeqCst);
+    let bounded = first_yield != u64::MAX
+        && first_wait != u64::MAX
+        && first_wait.saturating_sub(first_yield) >= LONE_SPIN_SHOWN.as_micros() as u64;
+    yields > SHORT_SPIN_YIELDS || (yields > 0 && bounded)
+}
 
 /// A global allocator that locks [`LOCKED_BY_ALLOCATOR`] on every
 /// allocation of a thread that armed it ([`arm_locking_allocator`]), except
@@ -115,6 +153,14 @@ impl StdThreads {
     fn origin(&self) -> std::time::Instant {
         *self.origin.get_or_init(std::time::Instant::now)
     }
+
+    /// Writes the clock into `first` unless it holds a time already.
+    fn record_first(&self, first: &AtomicU64) {
+        if first.load(Ordering::SeqCst) == u64::MAX {
+            let now = self.origin().elapsed().as_micros() as u64;
+            let _ = first.compare_exchange(u64::MAX, now, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
 }
 
 // SAFETY: `wait` re-checks the value under the mutex that `wake` takes before
@@ -123,6 +169,8 @@ impl StdThreads {
 // until the thread ends, and `ExitHook` releases it on the way out.
 unsafe impl Platform for StdThreads {
     fn wait(&self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
+        // Before the count, which tells a test that the thread parked.
+        self.record_first(&FIRST_WAIT_MICROS);
         WAITS.fetch_add(1, Ordering::SeqCst);
         let delay = WAKE_DELAY_MICROS.load(Ordering::SeqCst);
         if delay != 0 {
@@ -154,6 +202,7 @@ unsafe impl Platform for StdThreads {
     }
 
     fn yield_now(&self) {
+        self.record_first(&FIRST_YIELD_MICROS);
         YIELDS.fetch_add(1, Ordering::SeqCst);
         match YIELD_DELAY_MICROS.load(Ordering::SeqCst) {
             0 => std::thread::yield_now(),

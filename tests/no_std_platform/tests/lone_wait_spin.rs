@@ -7,15 +7,13 @@
 //! process-wide.
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{WAITS, WAKE_DELAY_MICROS, YIELDS, install, with_partner};
+use metalock_no_std_platform::{
+    WAITS, WAKE_DELAY_MICROS, YIELDS, install, spun_long, start_spin_record, with_partner,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// The yields of `SpinWait`'s short budget, which every waiter spins
-/// (10 rounds, the first three of spin hints).
-const SHORT_SPIN_YIELDS: usize = 7;
 
 /// Well past the policy's `LONG_PARK_PAIRED` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
@@ -42,11 +40,15 @@ const TRIES: usize = 200;
 /// [`LONG`], each next one twice as long.
 const TIMED_TRIES: u32 = 6;
 
-/// Runs `wait` (which returns a wait's yields) up to [`TRIES`] times, until
-/// a wait yields more than the short budget; returns every count.
-fn until_long_spin(mut wait: impl FnMut() -> usize) -> Vec<usize> {
-    let mut spun = Vec::new();
-    while spun.len() < TRIES && spun.last().is_none_or(|&n| n <= SHORT_SPIN_YIELDS) {
+/// A wait's spin: the yields it asked for, and whether it spun longer than
+/// the short budget (`spun_long`).
+type Spin = (usize, bool);
+
+/// Runs `wait` up to [`TRIES`] times, until a wait spins longer than the
+/// short budget; returns every spin.
+fn until_long_spin(mut wait: impl FnMut() -> Spin) -> Vec<Spin> {
+    let mut spun: Vec<Spin> = Vec::new();
+    while spun.len() < TRIES && spun.last().is_none_or(|&(_, long)| !long) {
         spun.push(wait());
     }
     spun
@@ -82,16 +84,17 @@ fn notify_a_waiter(gate: &MultiUseWord) {
 }
 
 /// One wait of the waiter thread on `word`: notified once the waiter has
-/// parked and `parked` has passed. Returns the yields it asked for before
-/// it parked (nothing else in the process yields meanwhile: this thread
-/// spins with hints, and the monitor is free while the waiter waits).
+/// parked and `parked` has passed. Returns its spin before it parked
+/// (nothing else in the process yields meanwhile: this thread spins with
+/// hints, and the monitor is free while the waiter waits).
 fn one_wait(
     word: &MultiUseWord,
     go: &mpsc::Sender<()>,
     done: &mpsc::Receiver<()>,
     parked: Duration,
-) -> usize {
+) -> Spin {
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
+    start_spin_record();
     go.send(()).unwrap();
     // Only the waiter's park waits on the platform: its lock is free.
     spin_until(
@@ -99,10 +102,11 @@ fn one_wait(
         "the waiter never parked (did its thread panic?)",
     );
     let spun = YIELDS.load(Ordering::SeqCst) - yields;
+    let long = spun_long(spun);
     thread::sleep(parked);
     word.lock().notify_one();
     turn_ended(done);
-    spun
+    (spun, long)
 }
 
 /// Waits for the waiter thread's turn to end.
@@ -141,20 +145,22 @@ fn one_paired_wait(
 
 /// One wait of the waiter thread that nobody notifies (`timed`, in
 /// milliseconds, asks its turn for it): it runs out of time after
-/// `timeout`. Returns the yields it asked for (nothing else in the process
-/// yields meanwhile).
+/// `timeout`. Returns its spin (nothing else in the process yields or
+/// parks meanwhile).
 fn one_timed_out_wait(
     (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
     timed: &AtomicU64,
     timeout: Duration,
-) -> usize {
+) -> Spin {
     let yields = YIELDS.load(Ordering::SeqCst);
     let millis = u64::try_from(timeout.as_millis()).expect("a timeout of a few seconds");
     timed.store(millis, Ordering::SeqCst);
+    start_spin_record();
     go.send(()).unwrap();
     turn_ended(done);
     timed.store(0, Ordering::SeqCst);
-    YIELDS.load(Ordering::SeqCst) - yields
+    let spun = YIELDS.load(Ordering::SeqCst) - yields;
+    (spun, spun_long(spun))
 }
 
 #[test]
@@ -180,27 +186,27 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     with_partner(turn, |go, done| {
         let word = &word;
         // A fresh monitor: the long spin, then a park that lasts.
-        let first = one_wait(word, go, done, LONG);
+        let (first, long) = one_wait(word, go, done, LONG);
         assert!(
-            first > SHORT_SPIN_YIELDS,
-            "a lone waiter yields more than the short budget: {first} yields"
+            long,
+            "a lone waiter spins longer than the short budget: {first} yields"
         );
         // That park marked the monitor: the next lone waiter parks without
         // spinning.
-        let after_long = one_wait(word, go, done, Duration::ZERO);
+        let (after_long, _) = one_wait(word, go, done, Duration::ZERO);
         assert_eq!(after_long, 0, "a wait after a long park still yielded");
         // A park that ends soon clears the mark (tried again where the
         // notify came late).
         let again = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
         assert!(
-            again.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            again.iter().any(|&(_, long)| long),
             "waits that park briefly never brought the long spin back: {again:?}"
         );
         // A waiter whose notifies reached no waiter is marked by a park of
         // hundreds of microseconds.
         one_wait(word, go, done, MEDIUM);
         assert_eq!(
-            one_wait(word, go, done, Duration::ZERO),
+            one_wait(word, go, done, Duration::ZERO).0,
             0,
             "a park of {MEDIUM:?} did not mark the set"
         );
@@ -213,7 +219,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         let woken_late = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
         WAKE_DELAY_MICROS.store(0, Ordering::SeqCst);
         assert!(
-            woken_late.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            woken_late.iter().any(|&(_, long)| long),
             "waits woken {LATE_WAKE_MICROS} µs late after an early notify kept the set \
              marked: {woken_late:?}"
         );
@@ -226,14 +232,14 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             one_wait(word, go, done, Duration::ZERO)
         });
         assert!(
-            after_paired.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+            after_paired.iter().any(|&(_, long)| long),
             "a park of {MEDIUM:?} after a notify that reached a waiter marked the set: \
              {after_paired:?}"
         );
         // But a park of a millisecond or more marks it.
         one_paired_wait(word, (go, done), (&paired, &before_wait), LONG);
         assert_eq!(
-            one_wait(word, go, done, Duration::ZERO),
+            one_wait(word, go, done, Duration::ZERO).0,
             0,
             "a park of {LONG:?} after a notify that reached a waiter did not mark the set"
         );
@@ -248,10 +254,10 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
                 one_timed_out_wait((go, done), &timed, timeout)
             });
             assert!(
-                timed_out.iter().any(|&spun| spun > SHORT_SPIN_YIELDS),
+                timed_out.iter().any(|&(_, long)| long),
                 "timed waits never began on a clear mark: {timed_out:?}"
             );
-            after_timed_out.push(one_wait(word, go, done, Duration::ZERO));
+            after_timed_out.push(one_wait(word, go, done, Duration::ZERO).0);
             if after_timed_out.last() == Some(&0) {
                 break;
             }

@@ -7,15 +7,13 @@
 //! platform's counts are process-wide.
 
 use metalock::MultiUseWord;
-use metalock_no_std_platform::{WAITS, YIELDS, install, with_partner};
+use metalock_no_std_platform::{
+    SHORT_SPIN_YIELDS, WAITS, YIELDS, install, spun_long, start_spin_record, with_partner,
+};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// The yields of `SpinWait`'s short budget (10 rounds, the first three of
-/// spin hints).
-const SHORT_SPIN_YIELDS: usize = 7;
 
 /// Well past the policy's `LONG_PARK_SHARED` (1 ms).
 const LONG: Duration = Duration::from_millis(20);
@@ -43,19 +41,25 @@ fn spin_until(done: impl Fn() -> bool, stuck: &str) {
     }
 }
 
+/// A wait's spin: the yields it asked for, and whether it spun longer than
+/// the short budget (`spun_long`).
+type Spin = (usize, bool);
+
 /// Starts one wait of a partner thread, and waits until it has parked.
-/// Returns the yields it asked for meanwhile (nothing else in the process
-/// yields: this thread spins with hints, the other partner is parked or
+/// Returns its spin meanwhile (nothing else in the process yields or
+/// parks: this thread spins with hints, the other partner is parked or
 /// idle, and the monitor is free while its waiters wait).
-fn parked(go: &mpsc::Sender<()>) -> usize {
+fn parked(go: &mpsc::Sender<()>) -> Spin {
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
+    start_spin_record();
     go.send(()).unwrap();
     // Only a park waits on the platform: the partner's lock is free.
     spin_until(
         || WAITS.load(Ordering::SeqCst) != waits,
         "a waiter never parked (did its thread panic?)",
     );
-    YIELDS.load(Ordering::SeqCst) - yields
+    let spun = YIELDS.load(Ordering::SeqCst) - yields;
+    (spun, spun_long(spun))
 }
 
 /// Waits for a partner's turn to end.
@@ -66,14 +70,15 @@ fn turn_ended(done: &mpsc::Receiver<()>) {
 
 /// One round: the first partner waits on `word` alone in its stripe, the
 /// second behind it (sharing the stripe), both are notified once the second
-/// has parked and `park` has passed. Returns the yields of each.
+/// has parked and `park` has passed. Returns the spin of the first and the
+/// yields of the second.
 fn round(
     word: &MultiUseWord,
     first: (&mpsc::Sender<()>, &mpsc::Receiver<()>),
     second: (&mpsc::Sender<()>, &mpsc::Receiver<()>),
     park: Duration,
-) -> (usize, usize) {
-    let spun = (parked(first.0), parked(second.0));
+) -> (Spin, usize) {
+    let spun = (parked(first.0), parked(second.0).0);
     thread::sleep(park);
     word.lock().notify_all();
     turn_ended(first.1);
@@ -82,8 +87,8 @@ fn round(
 }
 
 /// One wait of the first partner alone, notified as soon as it has parked.
-/// Returns its yields.
-fn lone_wait(word: &MultiUseWord, first: (&mpsc::Sender<()>, &mpsc::Receiver<()>)) -> usize {
+/// Returns its spin.
+fn lone_wait(word: &MultiUseWord, first: (&mpsc::Sender<()>, &mpsc::Receiver<()>)) -> Spin {
     let spun = parked(first.0);
     word.lock().notify_all();
     turn_ended(first.1);
@@ -91,8 +96,8 @@ fn lone_wait(word: &MultiUseWord, first: (&mpsc::Sender<()>, &mpsc::Receiver<()>
 }
 
 /// Runs `round` up to [`TRIES`] times, until the second waiter yields the
-/// short budget again; returns every pair of counts.
-fn until_short_spin(mut round: impl FnMut() -> (usize, usize)) -> Vec<(usize, usize)> {
+/// short budget again; returns every round's spins.
+fn until_short_spin(mut round: impl FnMut() -> (Spin, usize)) -> Vec<(Spin, usize)> {
     let mut spun = Vec::new();
     while spun.len() < TRIES
         && spun
@@ -125,10 +130,10 @@ fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
                 )
             };
             // A fresh monitor: the short budget, then parks that last.
-            let (lone, shared) = round(LONG);
+            let ((lone, long), shared) = round(LONG);
             assert!(
-                lone > SHORT_SPIN_YIELDS,
-                "a lone waiter yields more than the short budget: {lone} yields"
+                long,
+                "a lone waiter spins longer than the short budget: {lone} yields"
             );
             assert_eq!(
                 shared, SHORT_SPIN_YIELDS,
@@ -141,7 +146,7 @@ fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
             // hints only.
             let cleared = (0..TRIES)
                 .map(|_| lone_wait(&word, (go_first, done_first)))
-                .any(|spun| spun > SHORT_SPIN_YIELDS);
+                .any(|(_, long)| long);
             assert!(
                 cleared,
                 "brief lone waits never brought the long spin back beside the mark of waiters \
@@ -169,8 +174,10 @@ fn a_waiter_that_shares_its_stripe_stops_yielding_where_its_waits_park_long() {
                 round(Duration::ZERO)
             });
             assert_eq!(
-                after_medium.last(),
-                Some(&(0, SHORT_SPIN_YIELDS)),
+                after_medium
+                    .last()
+                    .map(|&((lone, _), shared)| (lone, shared)),
+                Some((0, SHORT_SPIN_YIELDS)),
                 "parks of {MEDIUM:?} did not mark the lone waiter's set, or stopped the yields \
                  of a waiter that shares its stripe: {after_medium:?}"
             );
