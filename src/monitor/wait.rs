@@ -275,6 +275,7 @@ impl MultiUseWord {
         let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, set) };
         while spin.spin() {
             if signal() != SIGNAL_NONE {
+                spin.signalled();
                 return signal();
             }
             if interrupted() {

@@ -2,13 +2,14 @@
 //! stripe yields the long budget before it parks, parks without spinning
 //! once a wait of its monitor stayed parked long (until the exit that wakes
 //! it: 15 µs, or a millisecond after the waiter's notify reached another
-//! waiter), and yields again once a park ends sooner (README, "Contention
-//! policy"). One test in this binary: the platform's counts are
-//! process-wide.
+//! waiter) or a notify ended its spin after yields that long, and yields
+//! again once a park ends sooner (README, "Contention policy"). One test in
+//! this binary: the platform's counts are process-wide.
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{
-    WAITS, WAKE_DELAY_MICROS, YIELDS, install, spun_long, start_spin_record, with_partner,
+    SHORT_SPIN_YIELDS, WAITS, WAKE_DELAY_MICROS, YIELD_DELAY_MICROS, YIELDS, install, spun_long,
+    start_spin_record, with_partner,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -107,6 +108,42 @@ fn one_wait(
     word.lock().notify_one();
     turn_ended(done);
     (spun, long)
+}
+
+/// Past the policy's `LONG_PARK_UNPAIRED` (15 µs): how long the waiter
+/// yields past the short budget before [`one_signalled_wait`] notifies it
+/// in the step that checks a long spin marks the set.
+const SPUN_LONG: Duration = Duration::from_micros(20);
+
+/// How long each yield sleeps in that step: so that the waiter still spins
+/// [`SPUN_LONG`] after its first yield past the short budget, however fast
+/// the machine's yields are.
+const SLOW_YIELD_MICROS: usize = 100;
+
+/// One wait of the waiter thread on `word`, notified while it spins, once
+/// it has yielded past the short budget and `spun` has passed since.
+/// Returns whether the notify ended its spin, that is whether it never
+/// parked (if it did, the step tries again).
+fn one_signalled_wait(
+    word: &MultiUseWord,
+    go: &mpsc::Sender<()>,
+    done: &mpsc::Receiver<()>,
+    spun: Duration,
+) -> bool {
+    let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
+    let parked = || WAITS.load(Ordering::SeqCst) != waits;
+    go.send(()).unwrap();
+    spin_until(
+        || YIELDS.load(Ordering::SeqCst) - yields > SHORT_SPIN_YIELDS || parked(),
+        "the waiter never yielded (did its thread panic?)",
+    );
+    let long_yields = Instant::now();
+    while long_yields.elapsed() < spun && !parked() {
+        std::hint::spin_loop();
+    }
+    word.lock().notify_one();
+    turn_ended(done);
+    !parked()
 }
 
 /// Waits for the waiter thread's turn to end.
@@ -267,6 +304,44 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             Some(&0),
             "waits that ran out of time after parks of {LONG:?} and longer did not mark the \
              set: {after_timed_out:?}"
+        );
+        // A spin that its notify ended soon leaves the set clear (tried
+        // again where the mark was still set, or a yield ran long)...
+        let mut after_soon = Vec::new();
+        for _ in 0..TRIES {
+            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+            if one_signalled_wait(word, go, done, Duration::ZERO) {
+                after_soon.push(one_wait(word, go, done, Duration::ZERO).0);
+                if after_soon.last() != Some(&0) {
+                    break;
+                }
+            }
+        }
+        assert!(
+            after_soon.last().is_some_and(|&n| n > 0),
+            "spins that a notify ended soon marked the set: {after_soon:?}"
+        );
+        // ...and one that it ended after yields as long as a park that
+        // marks the set marks it too (tried again where the waiter parked
+        // before the notify).
+        YIELD_DELAY_MICROS.store(SLOW_YIELD_MICROS, Ordering::SeqCst);
+        let mut spun_out = false;
+        for _ in 0..TRIES {
+            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+            spun_out = one_signalled_wait(word, go, done, SPUN_LONG);
+            if spun_out {
+                break;
+            }
+        }
+        YIELD_DELAY_MICROS.store(0, Ordering::SeqCst);
+        assert!(
+            spun_out,
+            "the waiter always parked before {SPUN_LONG:?} of yields"
+        );
+        assert_eq!(
+            one_wait(word, go, done, Duration::ZERO).0,
+            0,
+            "a spin that a notify ended after {SPUN_LONG:?} of yields did not mark the set"
         );
     });
 }
