@@ -408,7 +408,9 @@ impl WaitSpin {
     #[inline]
     pub(super) fn signalled(&self) {
         #[cfg(not(metalock_model))]
-        if let (Some((marks, bit, long_park)), Some(bound)) = (self.mark, self.bound) {
+        if let (Some((marks, bit, long_park)), Some(bound)) = (self.mark, self.bound)
+            && self.yields < LONE_WAITER_YIELDS
+        {
             let left = bound.saturating_duration_since(crate::sys::get().now());
             if LONE_WAITER_SPIN.saturating_sub(left) >= long_park {
                 learn(marks, bit, true);
