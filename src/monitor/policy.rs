@@ -11,27 +11,28 @@
 //! microseconds of CPU, once per wait.
 //!
 //! A waiter that finds no other in its stripe of the wait table keeps
-//! yielding for `LONE_WAITER_YIELDS` more rounds, started within
+//! yielding for `LONE_WAITER_YIELDS` more rounds, within
 //! `LONE_WAITER_SPIN`. Every yield stops at the wait's deadline, and those
-//! more rounds at that bound too: where more threads are runnable than
-//! processors, a yield runs another thread for a while, and counted yields
-//! outlasted short timeouts and cost more CPU than a park. Where a sleeping
-//! thread takes tens of microseconds to wake (a virtual machine whose idle
-//! vCPU halts), two threads that wait for each other, a producer and a
-//! consumer, park in turn once either does: each wakes the other late, and
-//! the other has parked meanwhile. The longer spin outlasts the partner's
-//! work between two notifies, so neither parks and no late wake-up is paid.
-//! On a 2-vCPU Intel Xeon, against the short spin, a bounded buffer of one
-//! pair moved 25, 17 and 1.5 times the items per second at capacities 1, 16
-//! and 256, at about a tenth of the CPU per item at the first two (a futex
-//! wait and wake cost more than the yields) and 1.2 times at the last. Only
-//! a lone waiter spins so long: with every waiter yielding so long, 3,000
-//! waiters of one `notify_all` took the processors from the threads that
-//! had to run (3 of 6 rounds slow, about 110,000 involuntary context
-//! switches each), and a notify reaches the oldest waiter first anyway. A
-//! pair whose stripe holds another monitor's waiter gets the short spin
-//! only, and threads that each wait alone on a monitor of their own all
-//! spin long.
+//! more rounds at that bound too (checked before every fourth where the
+//! wait has no deadline, so up to three may start past it): where more
+//! threads are runnable than processors, a yield runs another thread for a
+//! while, and counted yields outlasted short timeouts and cost more CPU
+//! than a park. Where a sleeping thread takes tens of microseconds to wake
+//! (a virtual machine whose idle vCPU halts), two threads that wait for
+//! each other, a producer and a consumer, park in turn once either does:
+//! each wakes the other late, and the other has parked meanwhile. The
+//! longer spin outlasts the partner's work between two notifies, so neither
+//! parks and no late wake-up is paid. On a 2-vCPU Intel Xeon, against the
+//! short spin, a bounded buffer of one pair moved 25, 17 and 1.5 times the
+//! items per second at capacities 1, 16 and 256, at about a tenth of the
+//! CPU per item at the first two (a futex wait and wake cost more than the
+//! yields) and 1.2 times at the last. Only a lone waiter spins so long:
+//! with every waiter yielding so long, 3,000 waiters of one `notify_all`
+//! took the processors from the threads that had to run (3 of 6 rounds
+//! slow, about 110,000 involuntary context switches each), and a notify
+//! reaches the oldest waiter first anyway. A pair whose stripe holds
+//! another monitor's waiter gets the short spin only, and threads that each
+//! wait alone on a monitor of their own all spin long.
 //!
 //! The budget does not adapt to whether spins succeed. Adapting it per
 //! thread that way was tried and measured worse: two threads that wait for
@@ -403,7 +404,9 @@ impl WaitSpin {
 
     /// The spin ended with the waiter's signal: a lone waiter whose long
     /// yields had lasted as long as a park that marks its set marks it too
-    /// (see the module's docs). Reads the clock only where those yields
+    /// (see the module's docs). The time counts up to `LONE_WAITER_SPIN`
+    /// only, so a pair's `LONG_PARK_PAIRED` is never reached: only an
+    /// unpaired waiter learns here. Reads the clock only where those yields
     /// began.
     #[inline]
     pub(super) fn signalled(&self) {
