@@ -38,6 +38,24 @@ pub static WAKE_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
 /// the test that a waiter's spin still ends in time.
 pub static YIELD_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
 
+/// Microseconds each yield past the first [`SHORT_SPIN_YIELDS`] since
+/// [`start_spin_record`] sleeps: a lone waiter's long yields made slow and
+/// its short budget left fast, for the test that a spin its notify ends
+/// after long yields marks its set, timed waits (whose bound counts from
+/// the spin's start) included.
+pub static LONG_YIELD_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
+
+/// When set, each of the first [`SHORT_SPIN_YIELDS`] yields since
+/// [`start_spin_record`] returns at once: a short budget that a busy
+/// machine's time slices do not stretch past a timed wait's lone bound (30
+/// µs from the spin's start), for the test of what that wait's long yields
+/// learn.
+pub static SHORT_YIELDS_AT_ONCE: AtomicBool = AtomicBool::new(false);
+
+/// Yields since [`start_spin_record`], for [`LONG_YIELD_DELAY_MICROS`] and
+/// [`SHORT_YIELDS_AT_ONCE`].
+static SPIN_YIELDS: AtomicUsize = AtomicUsize::new(0);
+
 /// Microseconds from the platform clock's origin to the first `yield_now`
 /// and to the first `wait` since [`start_spin_record`], `u64::MAX` while
 /// there is none: how long a waiter's spin lasted, for [`spun_long`].
@@ -55,11 +73,13 @@ pub const SHORT_SPIN_YIELDS: usize = 7;
 /// take.
 pub const LONE_SPIN_SHOWN: Duration = Duration::from_micros(25);
 
-/// Forgets the first yield and the first wait recorded: call it before the
-/// wait whose spin [`spun_long`] reads.
+/// Forgets the first yield and the first wait recorded, and the yields
+/// counted: call it before the wait whose spin [`spun_long`] reads, or
+/// whose long yields [`LONG_YIELD_DELAY_MICROS`] slows.
 pub fn start_spin_record() {
     FIRST_YIELD_MICROS.store(u64::MAX, Ordering::SeqCst);
     FIRST_WAIT_MICROS.store(u64::MAX, Ordering::SeqCst);
+    SPIN_YIELDS.store(0, Ordering::SeqCst);
 }
 
 /// Whether the one waiter that yielded and parked since
@@ -204,7 +224,15 @@ unsafe impl Platform for StdThreads {
     fn yield_now(&self) {
         self.record_first(&FIRST_YIELD_MICROS);
         YIELDS.fetch_add(1, Ordering::SeqCst);
-        match YIELD_DELAY_MICROS.load(Ordering::SeqCst) {
+        let long = SPIN_YIELDS.fetch_add(1, Ordering::SeqCst) >= SHORT_SPIN_YIELDS;
+        if !long && SHORT_YIELDS_AT_ONCE.load(Ordering::SeqCst) {
+            return;
+        }
+        let long_delay = match long {
+            true => LONG_YIELD_DELAY_MICROS.load(Ordering::SeqCst),
+            false => 0,
+        };
+        match YIELD_DELAY_MICROS.load(Ordering::SeqCst).max(long_delay) {
             0 => std::thread::yield_now(),
             delay => std::thread::sleep(Duration::from_micros(delay as u64)),
         }

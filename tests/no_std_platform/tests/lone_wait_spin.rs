@@ -2,14 +2,15 @@
 //! stripe yields the long budget before it parks, parks without spinning
 //! once a wait of its monitor stayed parked long (until the exit that wakes
 //! it: 15 µs, or a millisecond after the waiter's notify reached another
-//! waiter) or a notify ended its spin after yields that long, and yields
-//! again once a park ends sooner (README, "Contention policy"). One test in
+//! waiter) or a notify ended its spin after yields that long (in a timed
+//! wait too, whose bound counts from its spin's start), and yields again
+//! once a park ends sooner (README, "Contention policy"). One test in
 //! this binary: the platform's counts are process-wide.
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{
-    SHORT_SPIN_YIELDS, WAITS, WAKE_DELAY_MICROS, YIELD_DELAY_MICROS, YIELDS, install, spun_long,
-    start_spin_record, with_partner,
+    LONG_YIELD_DELAY_MICROS, SHORT_SPIN_YIELDS, SHORT_YIELDS_AT_ONCE, WAITS, WAKE_DELAY_MICROS,
+    YIELDS, install, spun_long, start_spin_record, with_partner,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -115,23 +116,27 @@ fn one_wait(
 /// in the step that checks a long spin marks the set.
 const SPUN_LONG: Duration = Duration::from_micros(20);
 
-/// How long each yield sleeps in that step: so that the waiter still spins
-/// [`SPUN_LONG`] after its first yield past the short budget, however fast
-/// the machine's yields are.
+/// How long each yield past the short budget sleeps in that step: so that
+/// the waiter still spins [`SPUN_LONG`] after its first such yield, however
+/// fast the machine's yields are.
 const SLOW_YIELD_MICROS: usize = 100;
 
-/// One wait of the waiter thread on `word`, notified while it spins, once
-/// it has yielded past the short budget and `spun` has passed since.
-/// Returns whether the notify ended its spin, that is whether it never
-/// parked (if it did, the step tries again).
+/// One wait of the waiter thread on `word`, timed (for [`STUCK`]) where
+/// `timed` is set in it, notified while it spins, once it has yielded past
+/// the short budget and `spun` has passed since. Returns whether the notify
+/// ended its spin, that is whether it never parked (if it did, the step
+/// tries again).
 fn one_signalled_wait(
     word: &MultiUseWord,
-    go: &mpsc::Sender<()>,
-    done: &mpsc::Receiver<()>,
+    (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
+    timed: Option<&AtomicBool>,
     spun: Duration,
 ) -> bool {
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
     let parked = || WAITS.load(Ordering::SeqCst) != waits;
+    timed.inspect(|timed| timed.store(true, Ordering::SeqCst));
+    SHORT_YIELDS_AT_ONCE.store(timed.is_some(), Ordering::SeqCst);
+    start_spin_record();
     go.send(()).unwrap();
     spin_until(
         || YIELDS.load(Ordering::SeqCst) - yields > SHORT_SPIN_YIELDS || parked(),
@@ -143,7 +148,73 @@ fn one_signalled_wait(
     }
     word.lock().notify_one();
     turn_ended(done);
+    timed.inspect(|timed| timed.store(false, Ordering::SeqCst));
+    SHORT_YIELDS_AT_ONCE.store(false, Ordering::SeqCst);
     !parked()
+}
+
+/// The steps of a spin that its notify ends, for waits that `timed` makes
+/// timed where given: it marks the set if its yields lasted as long as a
+/// park that marks it, and leaves it clear if not. A timed wait's bound
+/// counts from its spin's start, so its short budget's yields return at
+/// once here; where every waiter still parked before its notify (a busy
+/// machine that ran other threads meanwhile), the timed steps cannot tell,
+/// and say so.
+fn signalled_steps(
+    word: &MultiUseWord,
+    (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
+    timed: Option<&AtomicBool>,
+) {
+    let kind = if timed.is_some() { "timed" } else { "untimed" };
+    let cannot_tell = |step: &str| {
+        eprintln!("{kind} {step} step skipped: every waiter parked before its notify");
+    };
+    // A spin that its notify ended soon leaves the set clear (tried again
+    // where the mark was still set, or a yield ran long)...
+    let mut after_soon = Vec::new();
+    for _ in 0..TRIES {
+        until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+        if one_signalled_wait(word, (go, done), timed, Duration::ZERO) {
+            after_soon.push(one_wait(word, go, done, Duration::ZERO).0);
+            if after_soon.last() != Some(&0) {
+                break;
+            }
+        }
+    }
+    if timed.is_some() && after_soon.is_empty() {
+        cannot_tell("soon");
+    } else {
+        assert!(
+            after_soon.last().is_some_and(|&n| n > 0),
+            "{kind} spins that a notify ended soon marked the set: {after_soon:?}"
+        );
+    }
+    // ...and one that it ended after yields as long as a park that marks
+    // the set marks it too (tried again where the waiter parked before the
+    // notify).
+    LONG_YIELD_DELAY_MICROS.store(SLOW_YIELD_MICROS, Ordering::SeqCst);
+    let mut spun_out = false;
+    for _ in 0..TRIES {
+        until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+        spun_out = one_signalled_wait(word, (go, done), timed, SPUN_LONG);
+        if spun_out {
+            break;
+        }
+    }
+    LONG_YIELD_DELAY_MICROS.store(0, Ordering::SeqCst);
+    if timed.is_some() && !spun_out {
+        cannot_tell("long");
+        return;
+    }
+    assert!(
+        spun_out,
+        "the {kind} waiter always parked before {SPUN_LONG:?} of yields"
+    );
+    assert_eq!(
+        one_wait(word, go, done, Duration::ZERO).0,
+        0,
+        "a {kind} spin that a notify ended after {SPUN_LONG:?} of yields did not mark the set"
+    );
 }
 
 /// Waits for the waiter thread's turn to end.
@@ -205,7 +276,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
     install();
     let (word, gate) = (MultiUseWord::new(), MultiUseWord::new());
     let (paired, before_wait) = (AtomicBool::new(false), AtomicUsize::new(0));
-    let timed = AtomicU64::new(0);
+    let (timed, timed_notified) = (AtomicU64::new(0), AtomicBool::new(false));
     let turn = || {
         if paired.load(Ordering::SeqCst) {
             notify_a_waiter(&gate);
@@ -216,6 +287,8 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         if timeout != 0 {
             let timeout = Duration::from_millis(timeout);
             assert!(guard.wait_for(timeout).timed_out(), "nobody notifies it");
+        } else if timed_notified.load(Ordering::SeqCst) {
+            assert!(!guard.wait_for(STUCK).timed_out(), "the test notifies it");
         } else {
             guard.wait();
         }
@@ -305,43 +378,10 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
             "waits that ran out of time after parks of {LONG:?} and longer did not mark the \
              set: {after_timed_out:?}"
         );
-        // A spin that its notify ended soon leaves the set clear (tried
-        // again where the mark was still set, or a yield ran long)...
-        let mut after_soon = Vec::new();
-        for _ in 0..TRIES {
-            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
-            if one_signalled_wait(word, go, done, Duration::ZERO) {
-                after_soon.push(one_wait(word, go, done, Duration::ZERO).0);
-                if after_soon.last() != Some(&0) {
-                    break;
-                }
-            }
-        }
-        assert!(
-            after_soon.last().is_some_and(|&n| n > 0),
-            "spins that a notify ended soon marked the set: {after_soon:?}"
-        );
-        // ...and one that it ended after yields as long as a park that
-        // marks the set marks it too (tried again where the waiter parked
-        // before the notify).
-        YIELD_DELAY_MICROS.store(SLOW_YIELD_MICROS, Ordering::SeqCst);
-        let mut spun_out = false;
-        for _ in 0..TRIES {
-            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
-            spun_out = one_signalled_wait(word, go, done, SPUN_LONG);
-            if spun_out {
-                break;
-            }
-        }
-        YIELD_DELAY_MICROS.store(0, Ordering::SeqCst);
-        assert!(
-            spun_out,
-            "the waiter always parked before {SPUN_LONG:?} of yields"
-        );
-        assert_eq!(
-            one_wait(word, go, done, Duration::ZERO).0,
-            0,
-            "a spin that a notify ended after {SPUN_LONG:?} of yields did not mark the set"
-        );
+        // A spin that its notify ends after long yields marks the set,
+        // an untimed wait's (whose bound counts from its first long yield)
+        // and a timed one's (from its spin's start).
+        signalled_steps(word, (go, done), None);
+        signalled_steps(word, (go, done), Some(&timed_notified));
     });
 }
