@@ -181,7 +181,7 @@ pub(crate) struct ExecEnv {
     pub(crate) monitor_signal: AtomicUsize,
     /// The wait policy's wake-up stamp: zero, or asked for by a wait of
     /// this thread that learns, as it parks, and then written by the exit
-    /// that wakes it (see `monitor::policy`).
+    /// that wakes it (see `monitor::park_marks`).
     #[cfg(not(metalock_model))]
     pub(crate) wake_stamp: AtomicU32,
     /// Where this thread blocks.

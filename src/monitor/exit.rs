@@ -6,7 +6,7 @@ use core::ptr;
 use super::EXTRA_FAST;
 #[cfg(not(metalock_swap_only))]
 use super::locked_bits;
-use super::policy;
+use super::park_marks;
 use super::queue::{debug_assert_ends_at, make_heir, passed_over_too_long};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED};
 use crate::lock_record::{LockRecord, NOT_WAITING, record_of};
@@ -242,7 +242,7 @@ impl Drop for Wake {
             if self.handed_over {
                 hooks::fire(hooks::HandoffEvent::MonitorHandedOver);
             }
-            policy::stamp_wake(target);
+            park_marks::stamp_wake(target);
             target.parker.unpark();
             core::mem::forget(fence);
         }

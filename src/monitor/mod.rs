@@ -73,6 +73,8 @@ mod home {
         None
     }
 }
+mod notify;
+mod park_marks;
 mod policy;
 #[cfg(not(metalock_swap_only))]
 mod profile;

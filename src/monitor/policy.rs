@@ -41,98 +41,14 @@
 //! and both stayed parked (a buffer of one slot fell from 1 to 3 million
 //! items per second to 0.03 to 0.2 million, in most runs).
 //!
-//! A lone waiter's spin adapts instead to how long its set's waits park. A
-//! lone waiter that parked and stayed parked long, however its wait ended
-//! (notified, out of time, interrupted), marks its wait set (the monitor's
-//! own, or a condition); the next lone waiter of a marked set parks without
-//! spinning, and one whose park is shorter clears the mark. A thread that
-//! waits for work that comes every few tens of microseconds or more (a
-//! background consumer, an idle worker) then parks at once, as
-//! parking_lot's does, where it spent up to 13 times parking_lot's CPU per
-//! wait on yields that could not end it.
-//!
-//! How long is long depends on whether the waiter may be half of a pair
-//! that parks in turn. Such a pair measures, in each park, the partner's
-//! late wake-up and its work before it notifies (a park counts until the
-//! signal, see below); it must stay unmarked, or it would never spin
-//! again. Each of a pair notifies the other (a producer and a consumer of a
-//! bounded buffer, the two of a ping-pong), which a thread that waits for a
-//! feed does not: a lone waiter whose notify reached a waiter since its
-//! last lone wait began is marked by a park of `LONG_PARK_PAIRED` or more
-//! (while wake-ups stay under about 0.8 ms, a parked pair's first park
-//! clears the mark and the pair spins again, so a long pause, the first
-//! item of a stream or a stall, costs one park). Where wake-ups are slower,
-//! a pair parks in turn with or without the mark, since the long spin (tens
-//! of microseconds) cannot outlast a partner's wake-up, and the mark saves
-//! it the spin.
-//!
-//! Any other lone waiter is marked by a park of `LONG_PARK_UNPAIRED`, a
-//! little under the long spin: an unmarked waiter marks its set once its
-//! signal comes that long after its spin failed, and a marked one keeps the
-//! mark while its signal comes that long after it parks, when the spin
-//! would mostly have failed too. A marked waiter's next wait starts later
-//! by its own wake-up, which the unmarked one's spin makes up for while the
-//! spin lasts longer than a wake-up; where a wake-up takes longer (an idle
-//! vCPU that halts), a set whose waits last between the spin and a wake-up
-//! past the threshold flips now and then, one spin every few waits.
-//!
-//! A spin that its signal ends teaches the mark too, where its yields past
-//! the short budget lasted as long as a park that marks (from the spin's
-//! start in a timed wait, from the first of those yields in an untimed
-//! one, the reads of the clock the bound makes anyway): the yields then
-//! cost more CPU than a park would have. Without it a waiter fed a little
-//! faster than the spin lasts spins through every wait and never learns:
-//! on 2 vCPUs, a consumer fed every 20 / 35 µs spent 3.4-3.7 / 2.9-3.2
-//! times parking_lot's CPU per item, and 1.8-1.9 / 0.9-1.1 times with it.
-//! It costs a one-pair buffer of capacity 16, whose consumer's spin now and
-//! then outlasts a stalled producer, about 8% of its items per second (still
-//! 30 times parking_lot's).
-//!
-//! A waiter that shares its stripe learns too, into a mark of its own
-//! beside the lone waiters' (`SHARED`), set by a park of
-//! `LONG_PARK_SHARED` or more; a marked one spins its hints but skips the
-//! yields. Its park asks for a wake-up stamp too, so the exit that wakes it
-//! reads the clock (tens of nanoseconds, beside a futex wake of
-//! microseconds). Take a herd that waited long, woken by a `notify_all` whose
-//! thread then runs on outside the monitor (spinning, or working) on the
-//! other core: those of the herd that had returned and waited again
-//! yielded to each other while the chain's next waiter, woken onto the
-//! busy core, ran only after a scheduler tick. On a 2-vCPU Intel Xeon,
-//! with the mark, a round of 4, 16, 64 and 256 waiters took 0.12-0.13,
-//! 0.16-0.18, 0.58-0.81 and 1.7-2.1 ms, against parking_lot's 0.09-0.11,
-//! 0.14-0.16, 0.31-0.40 and 1.4-1.7 ms in the same runs; without it, 0.12
-//! ms to a tick (3.9 ms) for 4 and a tick for more (3.7-3.9 ms). Waiters
-//! whose parks are shorter keep their yields: the producers and consumers
-//! of a bounded buffer with several pairs, whose yields let the threads
-//! they woke run. Dropping the yields of every waiter that shares its
-//! stripe cut the 4-pair buffers' items per second by a third to three
-//! quarters.
-//!
-//! A park counts until the exit that signals the waiter wakes it, not until
-//! the waiter runs: the waiter asks for a stamp as it parks, and that exit
-//! writes the time into the waiter's EE before it unparks it. A waiter's own
-//! wake-up, which takes 40-50 µs on a virtual machine whose idle vCPU halts,
-//! then cannot keep its set marked: a marked waiter whose signal comes soon
-//! clears the mark however late it runs. A park that ends with no stamp (out
-//! of time, interrupted, or a signal that raced the request) counts until
-//! the waiter runs, and its threshold grows by `WAKE_UP_ALLOWANCE`.
-//!
-//! Only a notify that reached a waiter, parked or still spinning, tells a
-//! pair apart: counting only the wake-ups of parked threads was tried, and
-//! a pair of which one spun while the other parked marked the parked one's
-//! set. The hint is the thread's, not the set's, and sees only the crate's
-//! notifies: a pair of which one side wakes the other some other way (a
-//! channel, an interrupt, another crate's condition variable), or notifies
-//! before the other waits, counts as unpaired, and a fed worker that
-//! notifies a waiting client after each item counts as paired, so that only
-//! parks of `LONG_PARK_PAIRED` mark its set.
+//! A lone waiter's spin learns too: a set whose waits park long, or whose
+//! spins outlast a park that long, is marked, and its next lone waiter
+//! parks without spinning (`park_marks`).
 
+#[cfg(not(metalock_model))]
+use super::park_marks::{Mark, Parked};
 use crate::exec_env::ExecEnv;
-#[cfg(not(metalock_model))]
-use crate::exec_env::SIGNAL_NONE;
 use crate::primitive::SpinWait;
-#[cfg(not(metalock_model))]
-use crate::primitive::{AtomicU32, Ordering};
 use crate::sys::Instant;
 #[cfg(not(metalock_model))]
 use core::time::Duration;
@@ -164,92 +80,6 @@ const LONE_WAITER_SPIN: Duration = Duration::from_micros(30);
 #[cfg(not(metalock_model))]
 const LONE_BOUND_EVERY: u32 = 4;
 
-/// A park this long marks the wait set of a lone waiter whose notify
-/// reached a waiter since its last lone wait began: forty times the long
-/// spin on a virtual machine whose yield takes 0.4 µs, and more than a
-/// parked pair's late wake-up on such a machine (tens to a few hundred
-/// µs).
-#[cfg(not(metalock_model))]
-const LONG_PARK_PAIRED: Duration = Duration::from_millis(1);
-
-/// A park this long marks the set of any other lone waiter: a little under
-/// the long spin (15-25 µs of yields), so that a waiter fed every few tens
-/// of microseconds stays marked. Where yields are slower, a marked waiter
-/// whose signal would have come within the spin parks instead, which costs
-/// what a parking_lot wait does.
-#[cfg(not(metalock_model))]
-const LONG_PARK_UNPAIRED: Duration = Duration::from_micros(15);
-
-/// A park this long marks the set of a waiter that shares its stripe with
-/// others: long enough that waiters woken every few microseconds (the
-/// producers and consumers of a bounded buffer, several to a condition)
-/// never mark, since their yields let the thread they woke run on their
-/// core (see the module's docs).
-#[cfg(not(metalock_model))]
-const LONG_PARK_SHARED: Duration = Duration::from_millis(1);
-
-/// What a park with no wake-up stamp adds to its threshold for the
-/// waiter's own wake-up: about two on a virtual machine whose idle vCPU
-/// halts (40-50 µs each), so that the threshold of such parks stays where
-/// it was before stamps (100 µs), when late wake-ups had marked sets.
-#[cfg(not(metalock_model))]
-const WAKE_UP_ALLOWANCE: Duration = Duration::from_micros(85);
-
-/// `ExecEnv::wake_stamp` while no stamp is asked for.
-#[cfg(not(metalock_model))]
-const STAMP_NONE: u32 = 0;
-
-/// `ExecEnv::wake_stamp` while a parked waiter asks for a stamp; any
-/// larger value is a stamp, from `sys::micros`.
-#[cfg(not(metalock_model))]
-const STAMP_ASKED: u32 = 1;
-
-/// The mark of a set whose last lone waiter parked long.
-#[cfg(not(metalock_model))]
-const LONE: u32 = 1;
-
-/// The mark of a set whose last waiter that shared its stripe parked long.
-#[cfg(not(metalock_model))]
-const SHARED: u32 = 2;
-
-/// Marks in the table: a power of two, 4 bytes each (an `AtomicU32`, which
-/// every target of the crate has).
-#[cfg(not(metalock_model))]
-const MARKS: usize = 256;
-
-/// `LONE` if the last lone waiter of the wait sets whose keys meet in a
-/// slot parked long (`WaitSpin::woke`), and `SHARED` if the last waiter
-/// that shared its stripe did. Two sets in one slot share their marks: a
-/// worse guess of how long to spin for both, never a wrong result.
-#[cfg(not(metalock_model))]
-static LONG_PARKED: [AtomicU32; MARKS] = [const { AtomicU32::new(0) }; MARKS];
-
-/// The mark of the wait set whose key is `key` (a word's or a condition's
-/// address).
-#[cfg(not(metalock_model))]
-#[inline]
-fn long_parked(key: usize) -> &'static AtomicU32 {
-    &LONG_PARKED[super::slot_of(key, MARKS)]
-}
-
-/// Sets (`long`) or clears the mark `bit` of a slot, writing only if that
-/// changes it: a steady set's slot stays shared in every waiter's cache.
-#[cfg(not(metalock_model))]
-#[inline]
-fn learn(marks: &AtomicU32, bit: u32, long: bool) {
-    // Relaxed (here and below): a hint that orders nothing, read by
-    // `WaitSpin::new`.
-    let marked = marks.load(Ordering::Relaxed) & bit != 0;
-    if marked != long {
-        // An update, not a store, so that a lone waiter and one that
-        // shares its stripe learning at once both keep theirs.
-        match long {
-            true => marks.fetch_or(bit, Ordering::Relaxed),
-            false => marks.fetch_and(!bit, Ordering::Relaxed),
-        };
-    }
-}
-
 /// The spin a waiter runs before it parks, and what it learns from how its
 /// wait ended.
 #[derive(Debug)]
@@ -267,15 +97,12 @@ pub(super) struct WaitSpin {
     /// `LONE_BOUND_EVERY`th (and set by the first).
     #[cfg(not(metalock_model))]
     bound: Option<Instant>,
-    /// The slot of the waiter's set, the mark its wait learns into (`LONE`
-    /// or `SHARED`), and the park that sets it.
+    /// The mark its wait learns into, if it learns.
     #[cfg(not(metalock_model))]
-    mark: Option<(&'static AtomicU32, u32, Duration)>,
-    /// When the wait parked, if it learns: on the platform's clock and as
-    /// `sys::micros` gives it, converted before the stamp is asked for, so
-    /// that the clock's origin is set before any stamp is read.
+    mark: Option<Mark>,
+    /// When the wait parked, if it learns.
     #[cfg(not(metalock_model))]
-    parked_at: Option<(Instant, u32)>,
+    parked: Option<Parked>,
 }
 
 impl WaitSpin {
@@ -311,47 +138,29 @@ impl WaitSpin {
                         deadline,
                         bound: None,
                         mark: None,
-                        parked_at: None,
+                        parked: None,
                     };
                 }
             };
-            let marks = long_parked(key);
-            let bit = if alone { LONE } else { SHARED };
-            // Relaxed: as in `learn`.
-            let marked = marks.load(Ordering::Relaxed) & bit != 0;
-            let (spin, yields, long_park, bound) = if alone {
-                // SAFETY: the caller's contract. Taken only by a lone wait
-                // still within its deadline, the only kind whose threshold
-                // reads it, so that a wait in between with others in its
-                // stripe, or already past its deadline, leaves the note for
-                // the next one.
-                let paired = unsafe { ee.take_reached_a_waiter() };
-                let long_park = if paired {
-                    LONG_PARK_PAIRED
-                } else {
-                    LONG_PARK_UNPAIRED
-                };
-                match marked {
-                    true => (SpinWait::with_limit(0), 0, long_park, None),
-                    false => {
-                        let bound = now.and_then(|now| now.checked_add(LONE_WAITER_SPIN));
-                        (SpinWait::default(), LONE_WAITER_YIELDS, long_park, bound)
-                    }
+            // SAFETY: the caller's contract; a wait still within its
+            // deadline.
+            let mark = unsafe { Mark::of(ee, key, alone) };
+            let (spin, yields, bound) = match (alone, mark.is_set()) {
+                (true, true) => (SpinWait::with_limit(0), 0, None),
+                (true, false) => {
+                    let bound = now.and_then(|now| now.checked_add(LONE_WAITER_SPIN));
+                    (SpinWait::default(), LONE_WAITER_YIELDS, bound)
                 }
-            } else {
-                let spin = match marked {
-                    true => SpinWait::with_limit(SpinWait::SPIN_ROUNDS),
-                    false => SpinWait::default(),
-                };
-                (spin, 0, LONG_PARK_SHARED, None)
+                (false, true) => (SpinWait::with_limit(SpinWait::SPIN_ROUNDS), 0, None),
+                (false, false) => (SpinWait::default(), 0, None),
             };
             Self {
                 spin,
                 yields,
                 deadline,
                 bound,
-                mark: Some((marks, bit, long_park)),
-                parked_at: None,
+                mark: Some(mark),
+                parked: None,
             }
         }
         #[cfg(metalock_model)]
@@ -404,19 +213,19 @@ impl WaitSpin {
 
     /// The spin ended with the waiter's signal: a lone waiter whose long
     /// yields had lasted as long as a park that marks its set marks it too
-    /// (see the module's docs). The time counts up to `LONE_WAITER_SPIN`
+    /// (see `park_marks`). The time counts up to `LONE_WAITER_SPIN`
     /// only, so a pair's `LONG_PARK_PAIRED` is never reached: only an
     /// unpaired waiter learns here. Reads the clock only where those yields
     /// began.
     #[inline]
     pub(super) fn signalled(&self) {
         #[cfg(not(metalock_model))]
-        if let (Some((marks, bit, long_park)), Some(bound)) = (self.mark, self.bound)
+        if let (Some(mark), Some(bound)) = (self.mark, self.bound)
             && self.yields < LONE_WAITER_YIELDS
         {
             let left = bound.saturating_duration_since(crate::sys::get().now());
-            if LONE_WAITER_SPIN.saturating_sub(left) >= long_park {
-                learn(marks, bit, true);
+            if LONE_WAITER_SPIN.saturating_sub(left) >= mark.long_park() {
+                mark.learn(true);
             }
         }
     }
@@ -427,83 +236,22 @@ impl WaitSpin {
     pub(super) fn parking(&mut self, ee: &ExecEnv) {
         #[cfg(not(metalock_model))]
         if self.mark.is_some() {
-            let now = crate::sys::get().now();
-            self.parked_at = Some((now, crate::sys::micros(now)));
-            // Relaxed: a hint that orders nothing, read by `stamp_wake`
-            // after the signal. An exit whose read misses it (its signal
-            // raced this store) leaves the park unstamped.
-            ee.wake_stamp.store(STAMP_ASKED, Ordering::Relaxed);
+            self.parked = Some(Parked::asking(ee));
         }
         #[cfg(metalock_model)]
         let _ = ee;
     }
 
     /// The parked thread of `ee` ended its wait (notified, invited, out of
-    /// time or interrupted): marks its set if it stayed parked long (see
-    /// the module's docs), and clears the mark if not.
+    /// time or interrupted): marks its set if it stayed parked long, and
+    /// clears the mark if not (`Mark::learn_from_park`).
     #[inline]
     pub(super) fn woke(&self, ee: &ExecEnv) {
         #[cfg(not(metalock_model))]
-        if let (Some((marks, bit, long_park)), Some((parked_at, parked_micros))) =
-            (self.mark, self.parked_at)
-        {
-            // Relaxed: as in `parking`.
-            let stamp = ee.wake_stamp.swap(STAMP_NONE, Ordering::Relaxed);
-            // Wrapped past zero, the difference still holds. A stamp
-            // before the park (an exit that read the clock for an earlier
-            // wait of this EE, and found this one asking) reads as none.
-            let to_wake = stamp.wrapping_sub(parked_micros);
-            let long = if stamp > STAMP_ASKED && to_wake <= u32::MAX / 2 {
-                Duration::from_micros(to_wake.into()) >= long_park
-            } else {
-                let parked = crate::sys::get().now().saturating_duration_since(parked_at);
-                parked >= long_park + WAKE_UP_ALLOWANCE
-            };
-            learn(marks, bit, long);
+        if let (Some(mark), Some(parked)) = (self.mark, self.parked) {
+            mark.learn_from_park(ee, parked);
         }
         #[cfg(metalock_model)]
         let _ = ee;
     }
-}
-
-/// An exit signalled the thread of `target` and is about to wake it: if
-/// that thread's wait asked for a stamp, writes the time (see the
-/// module's docs). Costs one load otherwise.
-#[inline]
-pub(super) fn stamp_wake(target: &ExecEnv) {
-    // Relaxed: as in `WaitSpin::parking`. The signal's check skips a late
-    // exit whose thread has started another wait (which clears the
-    // signal), and the compare-exchange one whose wait has ended (its stamp
-    // cleared); an exit that races both may stamp a later wait, a wrong
-    // hint for one wait.
-    #[cfg(not(metalock_model))]
-    if target.wake_stamp.load(Ordering::Relaxed) == STAMP_ASKED
-        && target.monitor_signal.load(Ordering::Relaxed) != SIGNAL_NONE
-    {
-        let now = crate::sys::micros(crate::sys::get().now()).max(STAMP_ASKED + 1);
-        let _ = target.wake_stamp.compare_exchange(
-            STAMP_ASKED,
-            now,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-    }
-    #[cfg(metalock_model)]
-    let _ = target;
-}
-
-/// A notify of the thread of `ee` reached a waiter: the thread's next lone
-/// wait counts as one of a pair's.
-///
-/// # Safety
-/// `ee` is the calling thread's.
-#[inline]
-pub(super) unsafe fn note_reached_waiters(ee: &ExecEnv) {
-    // SAFETY: the caller's contract.
-    #[cfg(not(metalock_model))]
-    unsafe {
-        ee.note_reached_a_waiter()
-    };
-    #[cfg(metalock_model)]
-    let _ = ee;
 }
