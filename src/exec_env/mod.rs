@@ -225,6 +225,11 @@ pub(crate) struct ExecEnv {
     /// bring it to its next thread: one wait learns less then).
     #[cfg(not(metalock_model))]
     reached_a_waiter: UnsafeCell<bool>,
+    /// Thread-owned: how late, in microseconds, the thread ran after the
+    /// exit that woke it from its last stamped lone park, zero once a wait
+    /// took it: a hint for the wait policy (`monitor::park_marks`).
+    #[cfg(not(metalock_model))]
+    wake_lag: UnsafeCell<u32>,
     /// Thread-owned: how many of the crate's allocations for a lock the
     /// thread is inside ([`ExecEnv::allocating`]).
     allocating: UnsafeCell<u8>,
@@ -282,6 +287,8 @@ impl ExecEnv {
             stripe_held: UnsafeCell::new(false),
             #[cfg(not(metalock_model))]
             reached_a_waiter: UnsafeCell::new(false),
+            #[cfg(not(metalock_model))]
+            wake_lag: UnsafeCell::new(0),
             allocating: UnsafeCell::new(0),
             keyed_guess: UnsafeCell::new(0),
             #[cfg(all(feature = "stats", not(metalock_model)))]
@@ -340,6 +347,19 @@ impl ExecEnv {
         // SAFETY: a thread-owned field, on its thread (caller's contract).
         self.reached_a_waiter
             .with_mut(|reached| unsafe { core::mem::replace(&mut *reached, false) })
+    }
+
+    /// Replaces this EE's thread's wake-up lag (see `wake_lag`) with `lag`,
+    /// and returns the one before.
+    ///
+    /// # Safety
+    /// Called on the thread the EE is bound to.
+    #[cfg(not(metalock_model))]
+    #[inline]
+    pub(crate) unsafe fn replace_wake_lag(&self, lag: u32) -> u32 {
+        // SAFETY: a thread-owned field, on its thread (caller's contract).
+        self.wake_lag
+            .with_mut(|held| unsafe { core::mem::replace(&mut *held, lag) })
     }
 
     /// Runs `f` with the calling thread's EE, for an operation that hands no

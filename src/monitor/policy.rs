@@ -224,7 +224,7 @@ impl WaitSpin {
             && self.yields < LONE_WAITER_YIELDS
         {
             let left = bound.saturating_duration_since(crate::sys::get().now());
-            if LONE_WAITER_SPIN.saturating_sub(left) >= mark.long_park() {
+            if mark.is_long(LONE_WAITER_SPIN.saturating_sub(left)) {
                 mark.learn(true);
             }
         }
@@ -245,11 +245,15 @@ impl WaitSpin {
     /// The parked thread of `ee` ended its wait (notified, invited, out of
     /// time or interrupted): marks its set if it stayed parked long, and
     /// clears the mark if not (`Mark::learn_from_park`).
+    ///
+    /// # Safety
+    /// `ee` is the calling thread's.
     #[inline]
-    pub(super) fn woke(&self, ee: &ExecEnv) {
+    pub(super) unsafe fn woke(&self, ee: &ExecEnv) {
         #[cfg(not(metalock_model))]
         if let (Some(mark), Some(parked)) = (self.mark, self.parked) {
-            mark.learn_from_park(ee, parked);
+            // SAFETY: the caller's contract.
+            unsafe { mark.learn_from_park(ee, parked) };
         }
         #[cfg(metalock_model)]
         let _ = ee;

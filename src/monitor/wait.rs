@@ -296,7 +296,8 @@ impl MultiUseWord {
                 break ee.monitor_signal.load(Ordering::Acquire);
             }
         };
-        spin.woke(ee);
+        // SAFETY: `ee` is the calling thread's, as for `WaitSpin::new`.
+        unsafe { spin.woke(ee) };
         ended
     }
 }

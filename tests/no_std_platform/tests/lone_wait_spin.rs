@@ -29,6 +29,15 @@ const MEDIUM: Duration = Duration::from_micros(400);
 /// wake-up: past every threshold of the policy but `LONG_PARK_PAIRED`.
 const LATE_WAKE_MICROS: usize = 400;
 
+/// A park after a late wake-up, in the step that checks the next wait
+/// counts the lag: short of the policy's `LONG_PARK_UNPAIRED` (15 µs) with
+/// the notify's own few microseconds, and past it with the 10 µs of lag
+/// the policy counts in at most.
+const AFTER_LATE_WAKE: Duration = Duration::from_micros(5);
+
+/// Rounds of the late wake-up steps.
+const LATE_WAKE_ROUNDS: usize = 5;
+
 /// How long a thread may take to park, or a turn to end, before the test
 /// gives up on it.
 const STUCK: Duration = Duration::from_secs(30);
@@ -86,7 +95,8 @@ fn notify_a_waiter(gate: &MultiUseWord) {
 }
 
 /// One wait of the waiter thread on `word`: notified once the waiter has
-/// parked and `parked` has passed. Returns its spin before it parked
+/// parked and `parked` has passed (spun on the clock under a millisecond,
+/// which a sleep would outlast). Returns its spin before it parked
 /// (nothing else in the process yields meanwhile: this thread spins with
 /// hints, and the monitor is free while the waiter waits).
 fn one_wait(
@@ -105,7 +115,14 @@ fn one_wait(
     );
     let spun = YIELDS.load(Ordering::SeqCst) - yields;
     let long = spun_long(spun);
-    thread::sleep(parked);
+    if parked < Duration::from_millis(1) {
+        let parked_at = Instant::now();
+        while parked_at.elapsed() < parked {
+            std::hint::spin_loop();
+        }
+    } else {
+        thread::sleep(parked);
+    }
     word.lock().notify_one();
     turn_ended(done);
     (spun, long)
@@ -324,15 +341,27 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         // waiter runs: a marked waiter woken late after a notify that came
         // soon clears the mark (tried again where the notify itself came
         // late).
-        one_wait(word, go, done, LONG);
-        WAKE_DELAY_MICROS.store(LATE_WAKE_MICROS, Ordering::SeqCst);
-        let woken_late = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
-        WAKE_DELAY_MICROS.store(0, Ordering::SeqCst);
-        assert!(
-            woken_late.iter().any(|&(_, long)| long),
-            "waits woken {LATE_WAKE_MICROS} µs late after an early notify kept the set \
-             marked: {woken_late:?}"
-        );
+        // But the next wait counts that lag, which shortened it: a park a
+        // little too short to mark the set marks it after a late wake-up
+        // (every round: a slow notify may mark it without the lag).
+        for _ in 0..LATE_WAKE_ROUNDS {
+            one_wait(word, go, done, LONG);
+            WAKE_DELAY_MICROS.store(LATE_WAKE_MICROS, Ordering::SeqCst);
+            let woken_late = until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+            assert!(
+                woken_late.iter().any(|&(_, long)| long),
+                "waits woken {LATE_WAKE_MICROS} µs late after an early notify kept the set \
+                 marked: {woken_late:?}"
+            );
+            one_wait(word, go, done, AFTER_LATE_WAKE);
+            WAKE_DELAY_MICROS.store(0, Ordering::SeqCst);
+            assert_eq!(
+                one_wait(word, go, done, Duration::ZERO).0,
+                0,
+                "a park of {AFTER_LATE_WAKE:?} after a wake-up {LATE_WAKE_MICROS} µs late did \
+                 not mark the set"
+            );
+        }
         // One whose notify reached a waiter is not, so that a pair parking
         // in turn keeps spinning: such a park clears the mark (tried again
         // where the notify came late).
