@@ -227,7 +227,9 @@ pub(crate) struct ExecEnv {
     reached_a_waiter: UnsafeCell<bool>,
     /// Thread-owned: how late, in microseconds, the thread ran after the
     /// exit that woke it from its last stamped lone park, zero once a wait
-    /// took it: a hint for the wait policy (`monitor::park_marks`).
+    /// took it: a hint for the wait policy (`monitor::park_marks`; a
+    /// pooled EE may bring it to its next thread, whose first lone wait
+    /// then counts up to 10 µs too many).
     #[cfg(not(metalock_model))]
     wake_lag: UnsafeCell<u32>,
     /// Thread-owned: how many of the crate's allocations for a lock the
