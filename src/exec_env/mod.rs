@@ -229,7 +229,7 @@ pub(crate) struct ExecEnv {
     /// exit that woke it from its last stamped lone park, zero once a wait
     /// took it: a hint for the wait policy (`monitor::park_marks`; a
     /// pooled EE may bring it to its next thread, whose first lone wait
-    /// then counts up to 10 µs too many).
+    /// then counts up to `park_marks::CARRIED_LAG_MAX_MICROS` too many).
     #[cfg(not(metalock_model))]
     wake_lag: UnsafeCell<u32>,
     /// Thread-owned: how many of the crate's allocations for a lock the

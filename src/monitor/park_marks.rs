@@ -39,7 +39,8 @@
 //! A spin that its signal ends teaches the mark too, where its yields past
 //! the short budget lasted as long as a park that marks (from the spin's
 //! start in a timed wait, from the first of those yields in an untimed
-//! one, the reads of the clock the bound makes anyway): the yields then
+//! one, the reads of the clock the bound makes anyway; the carried lag
+//! below counted in): the yields then
 //! cost more CPU than a park would have. Without it a waiter fed a little
 //! faster than the spin lasts spins through every wait and never learns:
 //! on 2 vCPUs, a consumer fed every 20 / 35 µs spent 3.4-3.7 / 2.9-3.2
@@ -142,8 +143,8 @@ const WAKE_UP_ALLOWANCE: Duration = Duration::from_micros(85);
 
 /// The most of a waiter's wake-up lag (see `Mark`) its next lone wait
 /// counts, in microseconds: two thirds of `LONG_PARK_UNPAIRED`, so that a
-/// wait whose signal comes within 5 µs still clears the mark however late
-/// its waiter woke before.
+/// park or spin whose signal comes in under 5 µs still clears the mark
+/// however late its waiter woke before.
 #[cfg(not(metalock_model))]
 const CARRIED_LAG_MAX_MICROS: u32 = 10;
 
@@ -178,7 +179,8 @@ const MARKS: usize = 256;
 static LONG_PARKED: [AtomicU32; MARKS] = [const { AtomicU32::new(0) }; MARKS];
 
 /// The mark a wait learns into: the slot of its wait set, the bit of its
-/// kind of waiter (`LONE` or `SHARED`), and the park that sets it.
+/// kind of waiter (`LONE` or `SHARED`), the park that sets it, and the
+/// wake-up lag the wait counts in.
 #[cfg(not(metalock_model))]
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Mark {
@@ -186,8 +188,10 @@ pub(super) struct Mark {
     bit: u32,
     long_park: Duration,
     /// How late, in microseconds, the waiter ran after its last stamped
-    /// lone park (its EE's `wake_lag`), which shortened this wait by as
-    /// much: counted in.
+    /// lone park (its EE's `wake_lag`), at most `CARRIED_LAG_MAX_MICROS`:
+    /// what that lateness took off this wait where the same feed ends
+    /// both. A wait of another set, or one long after, counts it too: a
+    /// wrong hint for one wait, which the cap keeps small.
     carried: u32,
 }
 
@@ -241,7 +245,9 @@ impl Mark {
     /// lag carried in.
     #[inline]
     pub(super) fn is_long(&self, waited: Duration) -> bool {
-        waited + Duration::from_micros(self.carried.into()) >= self.long_park
+        // As `waited + carried >= long_park`, with no sum to overflow.
+        let carried = Duration::from_micros(self.carried.into());
+        waited >= self.long_park.saturating_sub(carried)
     }
 
     /// Sets (`long`) or clears the mark, writing only if that changes it: a
@@ -251,7 +257,7 @@ impl Mark {
         if self.is_set() != long {
             // An update, not a store, so that a lone waiter and one that
             // shares its stripe learning at once both keep theirs. Relaxed:
-            // a hint that orders nothing, read by `WaitSpin::new`.
+            // a hint that orders nothing, read by `is_set`.
             match long {
                 true => self.slot.fetch_or(self.bit, Ordering::Relaxed),
                 false => self.slot.fetch_and(!self.bit, Ordering::Relaxed),

@@ -4,8 +4,9 @@
 //! it: 15 µs, or a millisecond after the waiter's notify reached another
 //! waiter) or a notify ended its spin after yields that long (in a timed
 //! wait too, whose bound counts from its spin's start), and yields again
-//! once a park ends sooner (README, "Contention policy"). One test in
-//! this binary: the platform's counts are process-wide.
+//! once a park ends sooner, the lag of the waiter's last late wake-up
+//! counted in (README, "Contention policy"). One test in this binary: the
+//! platform's counts are process-wide.
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{
@@ -44,7 +45,8 @@ const STUCK: Duration = Duration::from_secs(30);
 
 /// Tries, for the waits that must end soon after they park: on a busy
 /// machine the notifying thread can take 15 µs and more to notify, and a
-/// park that long keeps the mark.
+/// park that long keeps the mark (5 µs, after a park its waiter woke from
+/// late: the policy counts up to 10 µs of that lag in).
 const TRIES: usize = 200;
 
 /// Tries for the timed-out wait's step, the first with a timed wait of
@@ -340,10 +342,9 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         // A park counts until the exit that wakes the waiter, not until the
         // waiter runs: a marked waiter woken late after a notify that came
         // soon clears the mark (tried again where the notify itself came
-        // late).
-        // But the next wait counts that lag, which shortened it: a park a
-        // little too short to mark the set marks it after a late wake-up
-        // (every round: a slow notify may mark it without the lag).
+        // late). But the next wait counts that lag, which shortened it: a
+        // park a little too short to mark the set marks it after a late
+        // wake-up (every round: a slow notify may mark it without the lag).
         for _ in 0..LATE_WAKE_ROUNDS {
             one_wait(word, go, done, LONG);
             WAKE_DELAY_MICROS.store(LATE_WAKE_MICROS, Ordering::SeqCst);
@@ -362,6 +363,24 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
                  not mark the set"
             );
         }
+        // With no lag carried in (the wait before ended in its spin), such
+        // a park leaves the set clear (tried again where a notify came late).
+        let mut no_lag = Vec::new();
+        for _ in 0..TRIES {
+            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+            if one_signalled_wait(word, (go, done), None, Duration::ZERO) {
+                one_wait(word, go, done, AFTER_LATE_WAKE);
+                no_lag.push(one_wait(word, go, done, Duration::ZERO).0);
+                if no_lag.last() != Some(&0) {
+                    break;
+                }
+            }
+        }
+        assert!(
+            no_lag.last().is_some_and(|&n| n > 0),
+            "parks of {AFTER_LATE_WAKE:?} with no wake-up lag carried in marked the set: \
+             {no_lag:?}"
+        );
         // One whose notify reached a waiter is not, so that a pair parking
         // in turn keeps spinning: such a park clears the mark (tried again
         // where the notify came late).
