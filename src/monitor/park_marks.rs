@@ -84,7 +84,7 @@
 //! spun through the wait after (1.85x parking_lot's CPU per item). So a
 //! stamped lone park leaves the lag, from the stamp to the time the waiter
 //! runs, in its EE, and the next lone wait counts up to
-//! `CARRIED_LAG_MAX_MICROS` of it in (1.06-1.09x). Counting all of it
+//! `CARRIED_LAG_MAX_MICROS` of it in (1.06-1.26x). Counting all of it
 //! measured 1.04x, but where wake-ups take longer than the threshold, a
 //! marked set would then stay marked whatever its waits (a consumer fed
 //! every 10 µs parked for about 90 waits after each pause, against 8 with
