@@ -73,8 +73,9 @@
 //! the waiter runs: the waiter asks for a stamp as it parks, and that exit
 //! writes the time into the waiter's EE before it unparks it. A waiter's own
 //! wake-up, which takes 40-50 µs on a virtual machine whose idle vCPU halts,
-//! then cannot keep its set marked: a marked waiter whose signal comes soon
-//! clears the mark however late it runs. A park that ends with no stamp (out
+//! then cannot keep its set marked: a marked waiter whose signal comes
+//! soon (under 5 µs with the lag below counted) clears the mark however
+//! late it runs. A park that ends with no stamp (out
 //! of time, interrupted, or a signal that raced the request) counts until
 //! the waiter runs, and its threshold grows by `WAKE_UP_ALLOWANCE`.
 //!
@@ -143,8 +144,9 @@ const WAKE_UP_ALLOWANCE: Duration = Duration::from_micros(85);
 
 /// The most of a waiter's wake-up lag (see `Mark`) its next lone wait
 /// counts, in microseconds: two thirds of `LONG_PARK_UNPAIRED`, so that a
-/// park or spin whose signal comes in under 5 µs still clears the mark
-/// however late its waiter woke before.
+/// park whose signal comes in under 5 µs still clears the mark however
+/// late its waiter woke before (a spin that its signal ends that soon
+/// leaves the mark as it was: a spin never clears it).
 #[cfg(not(metalock_model))]
 const CARRIED_LAG_MAX_MICROS: u32 = 10;
 
