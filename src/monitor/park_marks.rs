@@ -75,9 +75,9 @@
 //! wake-up, which takes 40-50 µs on a virtual machine whose idle vCPU halts,
 //! then cannot keep its set marked: a marked waiter whose signal comes
 //! soon (under 5 µs with the lag below counted) clears the mark however
-//! late it runs. A park that ends with no stamp (out
-//! of time, interrupted, or a signal that raced the request) counts until
-//! the waiter runs, and its threshold grows by `WAKE_UP_ALLOWANCE`.
+//! late it runs. A park that ends with no stamp (out of time, interrupted,
+//! or a signal that raced the request) counts until the waiter runs, and
+//! its threshold grows by `WAKE_UP_ALLOWANCE`.
 //!
 //! The waiter's own wake-up still shortens its next wait by as much: on 2
 //! vCPUs, a consumer fed every 20 µs and woken 10-25 µs late parked
