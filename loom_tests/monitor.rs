@@ -7,6 +7,7 @@
 //! timed wait racing a notification, a notified waiter that loses once and
 //! is handed the monitor next, a contender that loses going back behind a
 //! notified waiter, two invited contenders that lose going back in order,
+//! a timed contender passed over that gives up or is handed the monitor,
 //! eventual fairness and fair releases, and a timed interruptible wait
 //! racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
@@ -643,6 +644,73 @@ fn fair_monitor_with_a_timed_contender() {
         &before,
         &[GiveUp::HandedOver, GiveUp::LeftTheQueue],
     );
+}
+
+/// A timed contender that exits invite and a re-entering owner passes over,
+/// once or twice: it goes back into the queue with its deadline, and its
+/// time may run out there (it leaves the queue), once invited again (it
+/// takes the monitor or gives up), or after an exit handed it the monitor
+/// for having been passed over too long (a hand-over on a monitor that is
+/// not fair, which the timed contender keeps, whether its park timed out
+/// or not). Every critical section counts and nobody is left queued;
+/// asserts that each of those ways was reached after a loss. Under loom a
+/// timed park times out at once unless an unpark came first, so every
+/// invitation of the timed contender after the first needs two more
+/// preemptions: the hand-over takes a bound of 6 (391,137 executions, 22 s),
+/// which the model sets whatever the run's bound.
+#[test]
+fn a_passed_over_timed_contender_gives_up_or_is_handed_over() {
+    const NAME: &str = "a_passed_over_timed_contender_gives_up_or_is_handed_over";
+    type Reached = Vec<((usize, bool, Option<GiveUp>), usize)>;
+    let reached = std::sync::Arc::new(std::sync::Mutex::new(Reached::new()));
+    let record = std::sync::Arc::clone(&reached);
+    explore(NAME, at_most(at_least(two_threads(), 6), 6), move || {
+        let start = events();
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let timed = spawn_timed(&shared, Duration::from_secs(1));
+        shared.bump(&held);
+        drop(held);
+        for _ in 0..3 {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        }
+        let got = timed.join().unwrap();
+        shared.check_final(4 + got);
+        let end = events();
+        let settled = end.gave_up_since(&start);
+        let way = settled.iter().find(|&&(_, n)| n > 0).map(|&(way, _)| way);
+        let key = (
+            end.passed_over - start.passed_over,
+            end.handed_over > start.handed_over,
+            way,
+        );
+        let mut record = record.lock().unwrap();
+        match record.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => record.push((key, 1)),
+        }
+    });
+    let reached = reached.lock().unwrap();
+    println!("{NAME}: (times passed over, handed over, settled) -> executions: {reached:?}");
+    let after_a_loss = |handed_over: bool, way: Option<GiveUp>| {
+        reached
+            .iter()
+            .any(|&((losses, h, w), _)| losses > 0 && h == handed_over && w == way)
+    };
+    for (handed_over, way) in [
+        (false, Some(GiveUp::LeftTheQueue)),
+        (false, Some(GiveUp::InvitedAndGaveUp)),
+        (false, Some(GiveUp::InvitedAndTookIt)),
+        (true, Some(GiveUp::HandedOver)),
+        (true, None),
+    ] {
+        assert!(
+            after_a_loss(handed_over, way),
+            "{NAME}: no execution passed the timed contender over and then \
+             (handed over: {handed_over}) settled as {way:?}"
+        );
+    }
 }
 
 #[test]
