@@ -8,6 +8,7 @@
 //! is handed the monitor next, a contender that loses going back behind a
 //! notified waiter, two invited contenders that lose going back in order,
 //! a timed contender passed over that gives up or is handed the monitor,
+//! a payload set while a timed contender gives up,
 //! eventual fairness and fair releases, and a timed interruptible wait
 //! racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
@@ -711,6 +712,48 @@ fn a_passed_over_timed_contender_gives_up_or_is_handed_over() {
              (handed over: {handed_over}) settled as {way:?}"
         );
     }
+}
+
+/// `set_payload` after the owner's exit, racing two contenders, one timed:
+/// the exit invites one of them and may leave the other at the head of a
+/// WAITERS queue, whose record then carries the displaced payload:
+/// `set_payload` writes the payload there, and a timed enter that gives up
+/// from there must pass it on to the word. The payload written is the
+/// word's at the end, however the timed enter settled (each way asserted
+/// reached). A `set_payload` that wrote a WAITERS word's head record only
+/// when LOCKED failed this model and no other.
+#[test]
+fn set_payload_races_a_timed_enter_giving_up() {
+    const NAME: &str = "set_payload_races_a_timed_enter_giving_up";
+    let before = events();
+    explore(NAME, three_threads(), || {
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let blocking = spawn(&shared, |shared| {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        });
+        let timed = spawn_timed(&shared, Duration::from_secs(1));
+        shared.bump(&held);
+        drop(held);
+        shared.word.set_payload(PAYLOAD + 1);
+        blocking.join().unwrap();
+        let got = timed.join().unwrap();
+        assert_eq!(shared.word.payload(), PAYLOAD + 1);
+        shared.word.set_payload(PAYLOAD);
+        shared.check_final(2 + got);
+    });
+    settled_in_every_way(
+        NAME,
+        &events(),
+        &before,
+        &[
+            GiveUp::LeftTheQueueAndTookIt,
+            GiveUp::LeftTheQueue,
+            GiveUp::InvitedAndTookIt,
+            GiveUp::InvitedAndGaveUp,
+        ],
+    );
 }
 
 #[test]
