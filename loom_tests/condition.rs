@@ -6,7 +6,9 @@
 //! waiter it would reach is never lost, and a bounded buffer with two
 //! conditions, two producers and two consumers neither loses an item nor
 //! hangs; a condition rebound from one monitor to another between two
-//! waits is notified exactly as it says; a condition's waits and notifies
+//! waits is notified exactly as it says; a notified waiter gets in while
+//! its notifier's guard is bumped, unlocked or unlocked fairly; a
+//! condition's waits and notifies
 //! run beside the monitor's own, on another stripe and in the same; a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
 //! a fair monitor; a notify without the monitor that finds it free with a
@@ -526,6 +528,71 @@ fn condition_notify_races_an_interrupt() {
         }
         b.join().unwrap();
     });
+}
+
+/// A notifier that lets its guard go while the waiter it notified contends:
+/// after `notify_one` under the monitor, `SynchronizedGuard::bump` hands the
+/// monitor to the waiter if the word shows it queued, `unlocked` releases
+/// it (the waiter, queued ahead of any contender, may get in then), and
+/// `unlocked_fair` hands it over or releases it. The waiter may also not
+/// have waited yet and come as a contender. Each increment is ordered by the
+/// monitor; asserts that the waiter got in during each of the three in some
+/// execution, and that some `bump`, the first release after the notify,
+/// handed the monitor over.
+#[test]
+fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    const NAME: &str = "a_notified_waiter_gets_in_while_the_notifier_is_unlocked";
+    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 4]));
+    let record = std::sync::Arc::clone(&reached);
+    let bumps_handing_over = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&bumps_handing_over);
+    explore(NAME, builder(3), move || {
+        let shared = shared();
+        let waiter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut g = shared.value.lock();
+                shared.a.wait_while(&mut g, |v| *v == 0);
+                *g += 10;
+            })
+        };
+        let mut g = shared.value.lock();
+        *g = 1;
+        shared.a.notify_one();
+        let hand_overs = events::events().handed_over;
+        SynchronizedGuard::bump(&mut g);
+        if events::events().handed_over > hand_overs {
+            count.fetch_add(1, Relaxed);
+        }
+        let after_bump = *g;
+        SynchronizedGuard::unlocked(&mut g, || ());
+        let after_unlocked = *g;
+        SynchronizedGuard::unlocked_fair(&mut g, || ());
+        let after_unlocked_fair = *g;
+        assert!(shared.value.is_held_by_current_thread());
+        drop(g);
+        waiter.join().unwrap();
+        assert_eq!(*shared.value.lock(), 11);
+        let got_in = [after_bump, after_unlocked, after_unlocked_fair]
+            .iter()
+            .position(|&n| n == 11)
+            .unwrap_or(3);
+        record.lock().unwrap()[got_in] += 1;
+    });
+    let reached = *reached.lock().unwrap();
+    let bumps_handing_over = bumps_handing_over.load(Relaxed);
+    println!(
+        "{NAME}: the waiter got in during bump, unlocked, unlocked_fair, after: {reached:?} \
+         executions; {bumps_handing_over} bumps handed the monitor over"
+    );
+    for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
+        assert!(n > 0, "{NAME}: the waiter never got in during {during}");
+    }
+    assert!(
+        bumps_handing_over > 0,
+        "{NAME}: no bump handed the monitor over"
+    );
 }
 
 /// A condition moves from one monitor to another while a notify that does

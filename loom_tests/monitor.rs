@@ -8,7 +8,8 @@
 //! is handed the monitor next, a contender that loses going back behind a
 //! notified waiter, two invited contenders that lose going back in order,
 //! a timed contender passed over that gives up or is handed the monitor,
-//! a payload set while a timed contender gives up,
+//! a payload set while a timed contender gives up, guards that let a
+//! contender in while unlocked,
 //! eventual fairness and fair releases, and a timed interruptible wait
 //! racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
@@ -753,6 +754,68 @@ fn set_payload_races_a_timed_enter_giving_up() {
             GiveUp::InvitedAndTookIt,
             GiveUp::InvitedAndGaveUp,
         ],
+    );
+}
+
+/// A guard releases its monitor and enters it again while another thread
+/// contends: `MonitorGuard::bump` hands the monitor to a queued contender
+/// (or, seeing none queued, keeps it), `unlocked` releases it and
+/// `unlocked_fair` hands it over, or releases it if nobody is queued.
+/// Every increment is ordered by the monitor and the guard holds it again
+/// at depth 1 after each; asserts that the contender got in during each of
+/// the three in some execution, and that some `bump` handed the monitor
+/// over (the first release of the model: the contender, never invited
+/// before, cannot have been passed over, so only a fair release hands it
+/// over there; a `bump` that released as `unlocked` does failed this
+/// model and no other).
+#[test]
+fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
+    const NAME: &str = "a_guard_lets_a_contender_in_while_it_is_unlocked";
+    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 4]));
+    let record = std::sync::Arc::clone(&reached);
+    let bumps_handing_over = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&bumps_handing_over);
+    explore(NAME, two_threads(), move || {
+        let shared = Shared::new();
+        let mut g = shared.word.lock();
+        let contender = spawn(&shared, |shared| {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        });
+        shared.bump(&g);
+        let hand_overs = events().handed_over;
+        MonitorGuard::bump(&mut g);
+        if events().handed_over > hand_overs {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let after_bump = shared.counter(&g);
+        MonitorGuard::unlocked(&mut g, || ());
+        let after_unlocked = shared.counter(&g);
+        MonitorGuard::unlocked_fair(&mut g, || ());
+        let after_unlocked_fair = shared.counter(&g);
+        assert_eq!(g.depth(), 1);
+        drop(g);
+        contender.join().unwrap();
+        shared.check_final(2);
+        // The contender's increment came in one of the three, or after.
+        let got_in = [after_bump, after_unlocked, after_unlocked_fair]
+            .iter()
+            .position(|&n| n == 2)
+            .unwrap_or(3);
+        record.lock().unwrap()[got_in] += 1;
+    });
+    let reached = *reached.lock().unwrap();
+    let bumps_handing_over = bumps_handing_over.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "{NAME}: the contender got in during bump, unlocked, unlocked_fair, after: \
+         {reached:?} executions; {bumps_handing_over} bumps handed the monitor over"
+    );
+    for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
+        assert!(n > 0, "{NAME}: the contender never got in during {during}");
+    }
+    assert!(
+        bumps_handing_over > 0,
+        "{NAME}: no bump handed the monitor over"
     );
 }
 
