@@ -8,8 +8,8 @@
 //! hangs; a condition rebound from one monitor to another between two
 //! waits is notified exactly as it says; a notified waiter gets in while
 //! its notifier's guard is bumped, unlocked or unlocked fairly; a
-//! condition's waits and notifies
-//! run beside the monitor's own, on another stripe and in the same; a
+//! condition's waits and notifies run beside the monitor's own, on another
+//! stripe and in the same; a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
 //! a fair monitor; a notify without the monitor that finds it free with a
 //! thread still queued puts the waiter ahead of it (one waiter, and two of
@@ -537,8 +537,10 @@ fn condition_notify_races_an_interrupt() {
 /// `unlocked_fair` hands it over or releases it. The waiter may also not
 /// have waited yet and come as a contender. Each increment is ordered by the
 /// monitor; asserts that the waiter got in during each of the three in some
-/// execution, and that some `bump`, the first release after the notify,
-/// handed the monitor over.
+/// execution, and that some execution handed the monitor over during the
+/// `bump`, the first release after the notify (a `bump` that released
+/// unfairly failed this model and `a_guard_lets_a_contender_in_while_it_is_unlocked`
+/// only).
 #[test]
 fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -584,14 +586,14 @@ fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
     let bumps_handing_over = bumps_handing_over.load(Relaxed);
     println!(
         "{NAME}: the waiter got in during bump, unlocked, unlocked_fair, after: {reached:?} \
-         executions; {bumps_handing_over} bumps handed the monitor over"
+         executions; the monitor was handed over during {bumps_handing_over} bumps"
     );
     for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
         assert!(n > 0, "{NAME}: the waiter never got in during {during}");
     }
     assert!(
         bumps_handing_over > 0,
-        "{NAME}: no bump handed the monitor over"
+        "{NAME}: no execution handed the monitor over during the bump"
     );
 }
 

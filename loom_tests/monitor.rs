@@ -9,9 +9,8 @@
 //! notified waiter, two invited contenders that lose going back in order,
 //! a timed contender passed over that gives up or is handed the monitor,
 //! a payload set while a timed contender gives up, guards that let a
-//! contender in while unlocked,
-//! eventual fairness and fair releases, and a timed interruptible wait
-//! racing a notify and an interrupt. Hook events
+//! contender in while unlocked, eventual fairness and fair releases, and a
+//! timed interruptible wait racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
@@ -254,9 +253,10 @@ fn at_least(mut builder: Builder, bound: usize) -> Builder {
     builder
 }
 
-/// `builder` with a preemption bound of at most `bound`: for models of four
-/// threads, whose search one bound deeper takes minutes (times each backend
-/// and parker CI runs it on).
+/// `builder` with a preemption bound of at most `bound`: for models whose
+/// search one bound deeper takes minutes (times each backend and parker CI
+/// runs it on), and with `at_least`, for a model that needs one bound
+/// whatever the run's.
 fn at_most(mut builder: Builder, bound: usize) -> Builder {
     builder.preemption_bound = builder.preemption_bound.map(|b| b.min(bound));
     builder
@@ -720,14 +720,19 @@ fn a_passed_over_timed_contender_gives_up_or_is_handed_over() {
 /// WAITERS queue, whose record then carries the displaced payload:
 /// `set_payload` writes the payload there, and a timed enter that gives up
 /// from there must pass it on to the word. The payload written is the
-/// word's at the end, however the timed enter settled (each way asserted
-/// reached). A `set_payload` that wrote a WAITERS word's head record only
-/// when LOCKED failed this model and no other.
+/// word's at the end, however the timed enter settled; asserts that each
+/// of the four ways it can settle here was reached, and that in some
+/// execution `set_payload` wrote a WAITERS head and the timed enter left
+/// the queue (a `set_payload` that wrote a WAITERS word's head record only
+/// when LOCKED failed this model and no other).
 #[test]
 fn set_payload_races_a_timed_enter_giving_up() {
     const NAME: &str = "set_payload_races_a_timed_enter_giving_up";
     let before = events();
-    explore(NAME, three_threads(), || {
+    let head_then_left = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&head_then_left);
+    explore(NAME, three_threads(), move || {
+        let start = events();
         let shared = Shared::new();
         let held = shared.word.lock();
         let blocking = spawn(&shared, |shared| {
@@ -743,6 +748,13 @@ fn set_payload_races_a_timed_enter_giving_up() {
         assert_eq!(shared.word.payload(), PAYLOAD + 1);
         shared.word.set_payload(PAYLOAD);
         shared.check_final(2 + got);
+        let end = events();
+        let left = end.gave_up_since(&start).iter().any(|&(way, n)| {
+            n > 0 && matches!(way, GiveUp::LeftTheQueue | GiveUp::LeftTheQueueAndTookIt)
+        });
+        if left && end.payload_set_at_head > start.payload_set_at_head {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     });
     settled_in_every_way(
         NAME,
@@ -755,6 +767,12 @@ fn set_payload_races_a_timed_enter_giving_up() {
             GiveUp::InvitedAndGaveUp,
         ],
     );
+    let head_then_left = head_then_left.load(std::sync::atomic::Ordering::Relaxed);
+    println!("{NAME}: {head_then_left} executions set a WAITERS head's payload and left the queue");
+    assert!(
+        head_then_left > 0,
+        "{NAME}: no execution set the payload at a WAITERS head and had the timed enter leave"
+    );
 }
 
 /// A guard releases its monitor and enters it again while another thread
@@ -763,11 +781,11 @@ fn set_payload_races_a_timed_enter_giving_up() {
 /// `unlocked_fair` hands it over, or releases it if nobody is queued.
 /// Every increment is ordered by the monitor and the guard holds it again
 /// at depth 1 after each; asserts that the contender got in during each of
-/// the three in some execution, and that some `bump` handed the monitor
-/// over (the first release of the model: the contender, never invited
-/// before, cannot have been passed over, so only a fair release hands it
-/// over there; a `bump` that released as `unlocked` does failed this
-/// model and no other).
+/// the three in some execution, and that some execution handed the monitor
+/// over during the `bump`, the model's first release: the contender, never
+/// invited before, cannot have been passed over, so only a fair release
+/// hands it over there (a `bump` that released unfairly, as `unlocked`
+/// does, failed this model and no other).
 #[test]
 fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
     const NAME: &str = "a_guard_lets_a_contender_in_while_it_is_unlocked";
@@ -788,12 +806,14 @@ fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
         if events().handed_over > hand_overs {
             count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+        assert_eq!(g.depth(), 1);
         let after_bump = shared.counter(&g);
         MonitorGuard::unlocked(&mut g, || ());
+        assert_eq!(g.depth(), 1);
         let after_unlocked = shared.counter(&g);
         MonitorGuard::unlocked_fair(&mut g, || ());
-        let after_unlocked_fair = shared.counter(&g);
         assert_eq!(g.depth(), 1);
+        let after_unlocked_fair = shared.counter(&g);
         drop(g);
         contender.join().unwrap();
         shared.check_final(2);
@@ -808,14 +828,14 @@ fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
     let bumps_handing_over = bumps_handing_over.load(std::sync::atomic::Ordering::Relaxed);
     println!(
         "{NAME}: the contender got in during bump, unlocked, unlocked_fair, after: \
-         {reached:?} executions; {bumps_handing_over} bumps handed the monitor over"
+         {reached:?} executions; the monitor was handed over during {bumps_handing_over} bumps"
     );
     for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
         assert!(n > 0, "{NAME}: the contender never got in during {during}");
     }
     assert!(
         bumps_handing_over > 0,
-        "{NAME}: no bump handed the monitor over"
+        "{NAME}: no execution handed the monitor over during the bump"
     );
 }
 

@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::exec_env::ExecEnv;
 use crate::lock_record::record_of;
+use crate::meta_lock::hooks::{self, HandoffEvent};
 use crate::primitive::Ordering;
 use crate::word::{
     FAIR, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits,
@@ -121,6 +122,7 @@ impl MultiUseWord {
                     if s == LOCKED {
                         bits | QUEUE_SUMMARY
                     } else {
+                        hooks::fire(HandoffEvent::PayloadSetAtAQueuesHead);
                         bits
                     }
                 }

@@ -2,9 +2,10 @@
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `ContenderRequeuedBehind`,
 //! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
-//! `TimedEnterLeftBetweenTwo`, `TimedEnterSettled`) and the meta-lock's
-//! `WokeEarly`, so that a model can assert that its executions reached the
-//! path it names. Included by path from the model files that count them.
+//! `TimedEnterLeftBetweenTwo`, `TimedEnterSettled`, `PayloadSetAtAQueuesHead`)
+//! and the meta-lock's `WokeEarly`, so that a model can assert that its
+//! executions reached the path it names. Included by path from the model
+//! files that count them.
 //! (`meta_lock.rs` counts its hand-off events itself, per execution.)
 
 // Each model file that includes this module counts some of the events, so
@@ -47,6 +48,9 @@ pub struct Events {
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
+    /// `set_payload`s that wrote the payload into the head of a WAITERS
+    /// queue (`PayloadSetAtAQueuesHead`).
+    pub payload_set_at_head: usize,
     /// Meta-lock hand-off parks that came back before their part was done
     /// (`WokeEarly`): on a token a monitor's unpark left, or spuriously.
     pub woke_early: usize,
@@ -116,6 +120,7 @@ pub fn events() -> Events {
         static FROM_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
         static LEFT_BETWEEN_TWO: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
+        static PAYLOAD_SET_AT_HEAD: Cell<usize> = const { Cell::new(0) };
         static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
     }
     fn count(event: HandoffEvent) {
@@ -130,6 +135,7 @@ pub fn events() -> Events {
             HandoffEvent::NotifiedFromLastNotified => &FROM_LAST_NOTIFIED,
             HandoffEvent::TimedEnterLeftBetweenTwo => &LEFT_BETWEEN_TWO,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
+            HandoffEvent::PayloadSetAtAQueuesHead => &PAYLOAD_SET_AT_HEAD,
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
                 GAVE_UP.with(|n| {
@@ -155,6 +161,7 @@ pub fn events() -> Events {
         from_last_notified: FROM_LAST_NOTIFIED.with(Cell::get),
         left_between_two: LEFT_BETWEEN_TWO.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
+        payload_set_at_head: PAYLOAD_SET_AT_HEAD.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),
     }
 }

@@ -48,6 +48,10 @@ pub enum HandoffEvent {
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.
     TimedEnterSettled(GiveUp),
+    /// A `set_payload` found threads queued on a monitor that nobody owns
+    /// (WAITERS) and wrote the payload into the record at the queue's
+    /// head, which carries it.
+    PayloadSetAtAQueuesHead,
 }
 
 /// How a timed enter whose time ran out settled (`give_up`).
