@@ -8,7 +8,8 @@
 //! (`table::release`); data touched under a keyed monitor is a loom cell,
 //! so a monitor that excludes nothing shows; and every locker checks that
 //! it holds the monitor of the address it asked for, so a thread that
-//! ends up holding a home rekeyed for another address shows too.
+//! ends up holding a home rekeyed for another address shows too. A keyed
+//! guard's `unlocked`, `unlocked_fair` and `bump` enter again by address.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_keyed`
@@ -614,4 +615,75 @@ fn keyed_unlocked_enters_again_by_address() {
         assert_eq!(read(&values.y), 1);
         assert_eq!(metalock::keyed_monitors(), 0);
     });
+}
+
+/// `KeyedGuard::bump` and `unlocked_fair` on a value whose monitor is an
+/// overflow entry (the main thread holds y, which has the home): with a
+/// contender queued on x, `bump` hands the entry over and enters x's
+/// monitor again by address, behind the contender, in whatever entry x has
+/// by then (the one it left may be reclaimed in between); `unlocked_fair`
+/// does the same with nobody or the contender queued. Every increment of x
+/// is ordered by its monitor, and no entry is left. Asserts that the
+/// contender got in during each, and that some execution handed the
+/// monitor over during the `bump` (the first release of x: the contender
+/// cannot have been passed over yet, so only a fair release hands over; a
+/// `bump` that released unfairly failed this model).
+#[test]
+fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
+    const NAME: &str = "keyed_bump_and_unlocked_fair_enter_again_by_address";
+    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 3]));
+    let record = std::sync::Arc::clone(&reached);
+    let bumps_handing_over = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&bumps_handing_over);
+    // Capped at bound 2, where every assert below holds (87,409 executions,
+    // 7 s); bound 3 explores 929,052 (81 s) for nothing more asserted.
+    let mut bounded = builder(2);
+    bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(2));
+    explore(NAME, bounded, move || {
+        let values = Values::new();
+        let y = metalock::lock(&values.y);
+        let mut x = metalock::lock(&values.x);
+        let contender = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        };
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        let hand_overs = events().handed_over;
+        KeyedGuard::bump(&mut x);
+        if events().handed_over > hand_overs {
+            count.fetch_add(1, Relaxed);
+        }
+        assert!(metalock::is_held_by_current_thread(&values.x));
+        // SAFETY: under the monitor of x, entered again.
+        let after_bump = values.x.with(|c| unsafe { *c });
+        KeyedGuard::unlocked_fair(&mut x, || ());
+        assert!(metalock::is_held_by_current_thread(&values.x));
+        assert_eq!(x.depth(), 1);
+        // SAFETY: as above.
+        let after_unlocked_fair = values.x.with(|c| unsafe { *c });
+        drop(x);
+        drop(y);
+        contender.join().unwrap();
+        assert_eq!(read(&values.x), 2);
+        assert_eq!(metalock::keyed_monitors(), 0);
+        let got_in = [after_bump, after_unlocked_fair]
+            .iter()
+            .position(|&n| n == 2)
+            .unwrap_or(2);
+        record.lock().unwrap()[got_in] += 1;
+    });
+    let reached = *reached.lock().unwrap();
+    let bumps_handing_over = bumps_handing_over.load(Relaxed);
+    println!(
+        "{NAME}: the contender got in during bump, unlocked_fair, after: {reached:?} \
+         executions; the monitor was handed over during {bumps_handing_over} bumps"
+    );
+    for (during, n) in ["bump", "unlocked_fair"].iter().zip(reached) {
+        assert!(n > 0, "{NAME}: the contender never got in during {during}");
+    }
+    assert!(
+        bumps_handing_over > 0,
+        "{NAME}: no execution handed the monitor over during the bump"
+    );
 }
