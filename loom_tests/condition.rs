@@ -543,12 +543,15 @@ fn condition_notify_races_an_interrupt() {
 /// only).
 #[test]
 fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     const NAME: &str = "a_notified_waiter_gets_in_while_the_notifier_is_unlocked";
-    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 4]));
-    let record = std::sync::Arc::clone(&reached);
-    let bumps_handing_over = std::sync::Arc::new(AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&bumps_handing_over);
+    let outcomes = events::Outcomes::new([
+        "let the waiter in during bump",
+        "let it in during unlocked",
+        "let it in during unlocked_fair",
+        "let it in after the guard's drop",
+        "handed the monitor over during bump",
+    ]);
+    let record = outcomes.clone();
     explore(NAME, builder(3), move || {
         let shared = shared();
         let waiter = {
@@ -565,7 +568,7 @@ fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
         let hand_overs = events::events().handed_over;
         SynchronizedGuard::bump(&mut g);
         if events::events().handed_over > hand_overs {
-            count.fetch_add(1, Relaxed);
+            record.record(4);
         }
         let after_bump = *g;
         SynchronizedGuard::unlocked(&mut g, || ());
@@ -580,21 +583,9 @@ fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
             .iter()
             .position(|&n| n == 11)
             .unwrap_or(3);
-        record.lock().unwrap()[got_in] += 1;
+        record.record(got_in);
     });
-    let reached = *reached.lock().unwrap();
-    let bumps_handing_over = bumps_handing_over.load(Relaxed);
-    println!(
-        "{NAME}: the waiter got in during bump, unlocked, unlocked_fair, after: {reached:?} \
-         executions; the monitor was handed over during {bumps_handing_over} bumps"
-    );
-    for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
-        assert!(n > 0, "{NAME}: the waiter never got in during {during}");
-    }
-    assert!(
-        bumps_handing_over > 0,
-        "{NAME}: no execution handed the monitor over during the bump"
-    );
+    outcomes.assert_reached(NAME, &[0, 1, 2, 4]);
 }
 
 /// A condition moves from one monitor to another while a notify that does

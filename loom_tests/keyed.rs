@@ -25,7 +25,7 @@ use std::time::Duration;
 
 #[path = "common/events.rs"]
 mod events;
-use events::{GiveUp, events, settled_in_every_way};
+use events::{GiveUp, Outcomes, events, settled_in_every_way};
 
 /// Values that embed no word, each with data only touched under its keyed
 /// monitor.
@@ -631,10 +631,13 @@ fn keyed_unlocked_enters_again_by_address() {
 #[test]
 fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
     const NAME: &str = "keyed_bump_and_unlocked_fair_enter_again_by_address";
-    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 3]));
-    let record = std::sync::Arc::clone(&reached);
-    let bumps_handing_over = std::sync::Arc::new(AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&bumps_handing_over);
+    let outcomes = Outcomes::new([
+        "let the contender in during bump",
+        "let it in during unlocked_fair",
+        "let it in after the guard's drop",
+        "handed the monitor over during bump",
+    ]);
+    let record = outcomes.clone();
     // Capped at bound 2, where every assert below holds (87,409 executions,
     // 7 s); bound 3 explores 929,052 (81 s) for nothing more asserted.
     let mut bounded = builder(2);
@@ -652,7 +655,7 @@ fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
         let hand_overs = events().handed_over;
         KeyedGuard::bump(&mut x);
         if events().handed_over > hand_overs {
-            count.fetch_add(1, Relaxed);
+            record.record(3);
         }
         assert!(metalock::is_held_by_current_thread(&values.x));
         // SAFETY: under the monitor of x, entered again.
@@ -671,19 +674,7 @@ fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
             .iter()
             .position(|&n| n == 2)
             .unwrap_or(2);
-        record.lock().unwrap()[got_in] += 1;
+        record.record(got_in);
     });
-    let reached = *reached.lock().unwrap();
-    let bumps_handing_over = bumps_handing_over.load(Relaxed);
-    println!(
-        "{NAME}: the contender got in during bump, unlocked_fair, after: {reached:?} \
-         executions; the monitor was handed over during {bumps_handing_over} bumps"
-    );
-    for (during, n) in ["bump", "unlocked_fair"].iter().zip(reached) {
-        assert!(n > 0, "{NAME}: the contender never got in during {during}");
-    }
-    assert!(
-        bumps_handing_over > 0,
-        "{NAME}: no execution handed the monitor over during the bump"
-    );
+    outcomes.assert_reached(NAME, &[0, 1, 3]);
 }

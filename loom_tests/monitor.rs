@@ -30,7 +30,7 @@ use metalock::{MonitorGuard, MultiUseWord};
 
 #[path = "common/events.rs"]
 mod events;
-use events::{GiveUp, a_park_woke_early, events, settled_in_every_way};
+use events::{GiveUp, Outcomes, a_park_woke_early, events, settled_in_every_way};
 
 const PAYLOAD: usize = 0x5A5;
 
@@ -729,8 +729,8 @@ fn a_passed_over_timed_contender_gives_up_or_is_handed_over() {
 fn set_payload_races_a_timed_enter_giving_up() {
     const NAME: &str = "set_payload_races_a_timed_enter_giving_up";
     let before = events();
-    let head_then_left = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&head_then_left);
+    let outcomes = Outcomes::new(["set a WAITERS head's payload and left the queue"]);
+    let record = outcomes.clone();
     explore(NAME, three_threads(), move || {
         let start = events();
         let shared = Shared::new();
@@ -753,7 +753,7 @@ fn set_payload_races_a_timed_enter_giving_up() {
             n > 0 && matches!(way, GiveUp::LeftTheQueue | GiveUp::LeftTheQueueAndTookIt)
         });
         if left && end.payload_set_at_head > start.payload_set_at_head {
-            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            record.record(0);
         }
     });
     settled_in_every_way(
@@ -767,12 +767,7 @@ fn set_payload_races_a_timed_enter_giving_up() {
             GiveUp::InvitedAndGaveUp,
         ],
     );
-    let head_then_left = head_then_left.load(std::sync::atomic::Ordering::Relaxed);
-    println!("{NAME}: {head_then_left} executions set a WAITERS head's payload and left the queue");
-    assert!(
-        head_then_left > 0,
-        "{NAME}: no execution set the payload at a WAITERS head and had the timed enter leave"
-    );
+    outcomes.assert_reached(NAME, &[0]);
 }
 
 /// A guard releases its monitor and enters it again while another thread
@@ -789,10 +784,14 @@ fn set_payload_races_a_timed_enter_giving_up() {
 #[test]
 fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
     const NAME: &str = "a_guard_lets_a_contender_in_while_it_is_unlocked";
-    let reached = std::sync::Arc::new(std::sync::Mutex::new([0_usize; 4]));
-    let record = std::sync::Arc::clone(&reached);
-    let bumps_handing_over = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = std::sync::Arc::clone(&bumps_handing_over);
+    let outcomes = Outcomes::new([
+        "let the contender in during bump",
+        "let it in during unlocked",
+        "let it in during unlocked_fair",
+        "let it in after the guard's drop",
+        "handed the monitor over during bump",
+    ]);
+    let record = outcomes.clone();
     explore(NAME, two_threads(), move || {
         let shared = Shared::new();
         let mut g = shared.word.lock();
@@ -804,7 +803,7 @@ fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
         let hand_overs = events().handed_over;
         MonitorGuard::bump(&mut g);
         if events().handed_over > hand_overs {
-            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            record.record(4);
         }
         assert_eq!(g.depth(), 1);
         let after_bump = shared.counter(&g);
@@ -822,21 +821,9 @@ fn a_guard_lets_a_contender_in_while_it_is_unlocked() {
             .iter()
             .position(|&n| n == 2)
             .unwrap_or(3);
-        record.lock().unwrap()[got_in] += 1;
+        record.record(got_in);
     });
-    let reached = *reached.lock().unwrap();
-    let bumps_handing_over = bumps_handing_over.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "{NAME}: the contender got in during bump, unlocked, unlocked_fair, after: \
-         {reached:?} executions; the monitor was handed over during {bumps_handing_over} bumps"
-    );
-    for (during, n) in ["bump", "unlocked", "unlocked_fair"].iter().zip(reached) {
-        assert!(n > 0, "{NAME}: the contender never got in during {during}");
-    }
-    assert!(
-        bumps_handing_over > 0,
-        "{NAME}: no execution handed the monitor over during the bump"
-    );
+    outcomes.assert_reached(NAME, &[0, 1, 2, 4]);
 }
 
 #[test]

@@ -165,3 +165,39 @@ pub fn events() -> Events {
         woke_early: WOKE_EARLY.with(Cell::get),
     }
 }
+
+/// How many of a model's executions reached each of `N` outcomes: the
+/// model records the ones each execution reached (its closure owns a
+/// clone), then asserts that the outcomes it names were all reached.
+#[derive(Clone)]
+pub struct Outcomes<const N: usize> {
+    labels: [&'static str; N],
+    counts: std::sync::Arc<std::sync::Mutex<[usize; N]>>,
+}
+
+impl<const N: usize> Outcomes<N> {
+    pub fn new(labels: [&'static str; N]) -> Self {
+        Self {
+            labels,
+            counts: std::sync::Arc::new(std::sync::Mutex::new([0; N])),
+        }
+    }
+
+    /// Counts one execution that reached outcome `i`.
+    pub fn record(&self, i: usize) {
+        self.counts.lock().unwrap()[i] += 1;
+    }
+
+    /// Prints each outcome's count for the model `name`, and asserts that
+    /// each outcome in `required` was reached.
+    pub fn assert_reached(&self, name: &str, required: &[usize]) {
+        let counts = *self.counts.lock().unwrap();
+        let shown: Vec<String> = (0..N)
+            .map(|i| format!("{} {}", self.labels[i], counts[i]))
+            .collect();
+        println!("{name}: executions: {}", shown.join(", "));
+        for &i in required {
+            assert!(counts[i] > 0, "{name}: no execution {}", self.labels[i]);
+        }
+    }
+}
