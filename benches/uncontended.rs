@@ -8,8 +8,10 @@
 //! - `uncontended/{1,4096,524288}`: baseline, metalock raw word
 //!   (`MultiUseWord::lock`), metalock `Synchronized<u64>`, metalock keyed
 //!   (`metalock::lock(&object)`, an object with no word), parking_lot
-//!   `Mutex`, std `Mutex`, and the floor (a spin lock acquired and released by
-//!   one CAS each).
+//!   `Mutex`, std `Mutex`, and two floors: a spin lock acquired and released
+//!   by one CAS each (`cas_floor`), and the same released by one fetch-sub
+//!   (`sub_floor`), as parking_lot 0.13 unlocks; a monitor word cannot be
+//!   released without a compare.
 //! - `recursive`: lock, lock, increment, unlock, unlock on one object:
 //!   baseline, metalock raw word, parking_lot `ReentrantMutex`, and a spin
 //!   lock with owner and count (one CAS in, one CAS out). `Synchronized`,
@@ -68,6 +70,7 @@ fn uncontended(c: &mut Criterion) {
         cycling::<PlMutex>(&mut group, n);
         cycling::<StdMutex>(&mut group, n);
         cycling::<SpinLock>(&mut group, n);
+        cycling::<SpinLock<true>>(&mut group, n);
         group.finish();
     }
 }

@@ -9,7 +9,8 @@
 //!
 //! Prints, in order:
 //! 1. a Markdown table, ready to paste into the README: uncontended and
-//!    recursive lock/unlock pairs (with the CAS spin-lock floor), the
+//!    recursive lock/unlock pairs (with the CAS spin-lock floor; under the
+//!    table, that floor released by a fetch-sub as parking_lot's), the
 //!    bounded buffer at capacities 1, 16, 256 with 1 and 4 producer/consumer
 //!    pairs (items/s, CPU time and voluntary context switches per item), and
 //!    ping-pong (round trip, its CPU time and context switches);
@@ -90,6 +91,8 @@ const KEYED: usize = 2;
 const PL: usize = 3;
 const STD: usize = 4;
 const FLOOR: usize = 5;
+/// Measured beside the columns and printed under the table.
+const FOOTNOTE: usize = COLUMNS;
 
 /// Whether smaller is better for a row.
 #[derive(Clone, Copy)]
@@ -149,8 +152,10 @@ fn ns_per(d: Duration, n: u64) -> f64 {
 }
 
 /// Sync cost per pair (time minus baseline time of the same repetition,
-/// medians over repetitions), for `runs` whose entry 0 is the baseline.
-fn sync_costs(runs: &[Run<'_, Duration>], row: &mut Row) -> f64 {
+/// medians over repetitions), for `runs` whose entry 0 is the baseline,
+/// into `row`'s columns; a run of column `FOOTNOTE` goes to `footnote`
+/// instead. Returns the baseline's median time per iteration.
+fn sync_costs(runs: &[Run<'_, Duration>], row: &mut Row, footnote: &mut Option<f64>) -> f64 {
     let samples = run_interleaved(runs, UNCONTENDED_REPS, 1);
     let base: Vec<f64> = samples[0]
         .iter()
@@ -162,7 +167,11 @@ fn sync_costs(runs: &[Run<'_, Duration>], row: &mut Row) -> f64 {
             .zip(&base)
             .map(|(&d, b)| ns_per(d, UNCONTENDED_PAIRS) - b)
             .collect();
-        row.values[*column] = Some(median(&mut costs));
+        let cost = Some(median(&mut costs));
+        match row.values.get_mut(*column) {
+            Some(value) => *value = cost,
+            None => *footnote = cost,
+        }
     }
     median(&mut base.clone())
 }
@@ -181,7 +190,10 @@ fn recursive_run<L: RecursiveLock>(column: usize, object: &L) -> Run<'_, Duratio
     )
 }
 
-fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
+/// The uncontended and recursive rows; `baselines` and `sub_floors` get,
+/// per object count, the loop's own time and the cost of the spin lock
+/// released by a fetch-sub.
+fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>, sub_floors: &mut Vec<String>) {
     for n in OBJECT_COUNTS {
         let base = uncontended::objects::<Baseline>(n);
         let word = uncontended::objects::<MetaWord>(n);
@@ -190,6 +202,7 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
         let pl = uncontended::objects::<PlMutex>(n);
         let std = uncontended::objects::<StdMutex>(n);
         let floor = uncontended::objects::<SpinLock>(n);
+        let sub_floor = uncontended::objects::<SpinLock<true>>(n);
         let runs = [
             cycling_run(usize::MAX, &base),
             cycling_run(WORD, &word),
@@ -198,6 +211,7 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
             cycling_run(PL, &pl),
             cycling_run(STD, &std),
             cycling_run(FLOOR, &floor),
+            cycling_run(FOOTNOTE, &sub_floor),
         ];
         let objects = if n == 1 { "object" } else { "objects" };
         let mut row = Row::new(
@@ -205,8 +219,12 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
             "ns ↓",
             Better::Lower,
         );
-        let base_ns = sync_costs(&runs, &mut row);
+        let mut sub_floor_ns = None;
+        let base_ns = sync_costs(&runs, &mut row, &mut sub_floor_ns);
         baselines.push(format!("{n}: {base_ns:.2} ns"));
+        if let Some(ns) = sub_floor_ns {
+            sub_floors.push(format!("{n}: {ns:.2} ns"));
+        }
         rows.push(row);
     }
 
@@ -225,7 +243,7 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>) {
         "ns ↓",
         Better::Lower,
     );
-    let base_ns = sync_costs(&runs, &mut row);
+    let base_ns = sync_costs(&runs, &mut row, &mut None);
     baselines.push(format!("recursive: {base_ns:.2} ns"));
     rows.push(row);
 }
@@ -964,8 +982,9 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut baselines = Vec::new();
+    let mut sub_floors = Vec::new();
     eprintln!("  uncontended and recursive pairs");
-    uncontended(&mut rows, &mut baselines);
+    uncontended(&mut rows, &mut baselines, &mut sub_floors);
     distinct_objects(&mut rows);
     let sweep = sweep(&calibration, rounds);
     eprintln!("  bounded buffer");
@@ -1000,7 +1019,9 @@ fn main() {
     println!(
         "² recursive: parking_lot is ReentrantMutex, the floor a spin lock with owner and count; \
          Synchronized, Mutex and std's Mutex are not reentrant. CAS floor: a spin lock acquired \
-         and released by one compare-and-swap each."
+         and released by one compare-and-swap each; released by one fetch-sub instead, as \
+         parking_lot 0.13 unlocks (a monitor word's release must compare), it costs {}.",
+        sub_floors.join(", ")
     );
     println!(
         "Bounded buffer (capacity), producer/consumer pairs: in the metalock word column one \
