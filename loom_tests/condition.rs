@@ -7,7 +7,8 @@
 //! conditions, two producers and two consumers neither loses an item nor
 //! hangs; a condition rebound from one monitor to another between two
 //! waits is notified exactly as it says; a notified waiter gets in while
-//! its notifier's guard is bumped, unlocked or unlocked fairly; a
+//! its notifier's guard (borrowed or owning its `Arc`) is bumped, unlocked
+//! or unlocked fairly; a
 //! condition's waits and notifies run beside the monitor's own, on another
 //! stripe and in the same; a
 //! `notify_all` without the monitor releases two waiters, on a plain and on
@@ -24,6 +25,7 @@
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_condition`
 
+use std::ops::DerefMut;
 use std::time::Duration;
 
 mod common;
@@ -32,7 +34,7 @@ use common::{builder, explore};
 mod events;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use metalock::{Condition, Interrupted, Synchronized, SynchronizedGuard};
+use metalock::{ArcSynchronizedGuard, Condition, Interrupted, Synchronized, SynchronizedGuard};
 
 /// A value and two conditions on its monitor.
 struct Shared {
@@ -543,7 +545,81 @@ fn condition_notify_races_an_interrupt() {
 /// only).
 #[test]
 fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
-    const NAME: &str = "a_notified_waiter_gets_in_while_the_notifier_is_unlocked";
+    notified_waiter_gets_in_while_unlocked::<Borrowed>(
+        "a_notified_waiter_gets_in_while_the_notifier_is_unlocked",
+    );
+}
+
+/// The same with the notifier's guard an `ArcSynchronizedGuard`
+/// (`lock_arc`), whose `bump`, `unlocked` and `unlocked_fair` are its own.
+#[test]
+fn a_notified_waiter_gets_in_while_an_arc_guard_is_unlocked() {
+    notified_waiter_gets_in_while_unlocked::<Owning>(
+        "a_notified_waiter_gets_in_while_an_arc_guard_is_unlocked",
+    );
+}
+
+/// The guards of a `Synchronized`, as the notifier of
+/// `notified_waiter_gets_in_while_unlocked` uses them.
+trait LetsOthersIn: DerefMut<Target = usize> {
+    fn bump(&mut self);
+    fn unlocked(&mut self);
+    fn unlocked_fair(&mut self);
+}
+
+impl LetsOthersIn for SynchronizedGuard<'_, usize> {
+    fn bump(&mut self) {
+        SynchronizedGuard::bump(self);
+    }
+    fn unlocked(&mut self) {
+        SynchronizedGuard::unlocked(self, || ());
+    }
+    fn unlocked_fair(&mut self) {
+        SynchronizedGuard::unlocked_fair(self, || ());
+    }
+}
+
+impl LetsOthersIn for ArcSynchronizedGuard<usize> {
+    fn bump(&mut self) {
+        ArcSynchronizedGuard::bump(self);
+    }
+    fn unlocked(&mut self) {
+        ArcSynchronizedGuard::unlocked(self, || ());
+    }
+    fn unlocked_fair(&mut self) {
+        ArcSynchronizedGuard::unlocked_fair(self, || ());
+    }
+}
+
+/// How the notifier of `notified_waiter_gets_in_while_unlocked` locks: a
+/// guard that borrows the `Synchronized` or one that owns its `Arc`.
+trait NotifierLock: 'static {
+    type Guard<'a>: LetsOthersIn;
+    fn lock(value: &std::sync::Arc<Synchronized<usize>>) -> Self::Guard<'_>;
+}
+
+/// `Synchronized::lock`.
+struct Borrowed;
+
+impl NotifierLock for Borrowed {
+    type Guard<'a> = SynchronizedGuard<'a, usize>;
+    fn lock(value: &std::sync::Arc<Synchronized<usize>>) -> Self::Guard<'_> {
+        value.lock()
+    }
+}
+
+/// `Synchronized::lock_arc`.
+struct Owning;
+
+impl NotifierLock for Owning {
+    type Guard<'a> = ArcSynchronizedGuard<usize>;
+    fn lock(value: &std::sync::Arc<Synchronized<usize>>) -> Self::Guard<'_> {
+        value.lock_arc()
+    }
+}
+
+/// The body of the two models above, the notifier locking as `L` does.
+fn notified_waiter_gets_in_while_unlocked<L: NotifierLock>(name: &'static str) {
     let outcomes = events::Outcomes::new([
         "let the waiter in during bump",
         "let it in during unlocked",
@@ -552,40 +628,43 @@ fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
         "handed the monitor over during bump",
     ]);
     let record = outcomes.clone();
-    explore(NAME, builder(3), move || {
-        let shared = shared();
+    explore(name, builder(3), move || {
+        // A std `Arc`, as `lock_arc` takes; the model's own sync is in the
+        // `Synchronized` and the `Condition`.
+        let value = std::sync::Arc::new(Synchronized::new(0_usize));
+        let condition = Arc::new(Condition::new());
         let waiter = {
-            let shared = Arc::clone(&shared);
+            let (value, condition) = (std::sync::Arc::clone(&value), Arc::clone(&condition));
             thread::spawn(move || {
-                let mut g = shared.value.lock();
-                shared.a.wait_while(&mut g, |v| *v == 0);
+                let mut g = value.lock();
+                condition.wait_while(&mut g, |v| *v == 0);
                 *g += 10;
             })
         };
-        let mut g = shared.value.lock();
+        let mut g = L::lock(&value);
         *g = 1;
-        shared.a.notify_one();
+        condition.notify_one();
         let hand_overs = events::events().handed_over;
-        SynchronizedGuard::bump(&mut g);
+        g.bump();
         if events::events().handed_over > hand_overs {
             record.record(4);
         }
         let after_bump = *g;
-        SynchronizedGuard::unlocked(&mut g, || ());
+        g.unlocked();
         let after_unlocked = *g;
-        SynchronizedGuard::unlocked_fair(&mut g, || ());
+        g.unlocked_fair();
         let after_unlocked_fair = *g;
-        assert!(shared.value.is_held_by_current_thread());
+        assert!(value.is_held_by_current_thread());
         drop(g);
         waiter.join().unwrap();
-        assert_eq!(*shared.value.lock(), 11);
+        assert_eq!(*value.lock(), 11);
         let got_in = [after_bump, after_unlocked, after_unlocked_fair]
             .iter()
             .position(|&n| n == 11)
             .unwrap_or(3);
         record.record(got_in);
     });
-    outcomes.assert_reached(NAME, &[0, 1, 2, 4]);
+    outcomes.assert_reached(name, &[0, 1, 2, 4]);
 }
 
 /// A condition moves from one monitor to another while a notify that does
