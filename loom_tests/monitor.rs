@@ -8,7 +8,8 @@
 //! is handed the monitor next, a contender that loses going back behind a
 //! notified waiter, two invited contenders that lose going back in order,
 //! a timed contender passed over that gives up or is handed the monitor,
-//! a payload set while a timed contender gives up, guards that let a
+//! a payload set while a timed contender gives up (from a WAITERS head
+//! with or without a record behind it), guards that let a
 //! contender in while unlocked, eventual fairness and fair releases, and a
 //! timed interruptible wait racing a notify and an interrupt. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
@@ -768,6 +769,58 @@ fn set_payload_races_a_timed_enter_giving_up() {
         ],
     );
     outcomes.assert_reached(NAME, &[0]);
+}
+
+/// `set_payload` after the owner's exit, racing a timed contender that
+/// gives up from the head of a WAITERS queue with a record behind it: two
+/// blocking contenders and the timed one between them queue behind the
+/// owner, whose exit invites the first and leaves the timed one at the
+/// head of the rest, carrying the displaced payload; giving up, it passes
+/// the payload on to the last. The payload written is the word's at the
+/// end, whichever of the two records it was written into; asserts that
+/// some execution both set a WAITERS head's payload and had the timed
+/// enter leave such a head (an `unlink` that did not pass the payload on
+/// failed this model and `timed_enter_gives_up_between_two_contenders`).
+/// Four threads: capped at bound 2, which reaches both (6,543 executions,
+/// under a second; bound 3 explored 518,312 in 53 s for nothing more
+/// asserted).
+#[test]
+fn set_payload_races_a_timed_head_giving_up_before_a_contender() {
+    const NAME: &str = "set_payload_races_a_timed_head_giving_up_before_a_contender";
+    let outcomes = Outcomes::new([
+        "left a WAITERS head",
+        "set a WAITERS head's payload and left a WAITERS head",
+    ]);
+    let record = outcomes.clone();
+    explore(NAME, at_most(three_threads(), 2), move || {
+        let start = events();
+        let shared = Shared::new();
+        let held = shared.word.lock();
+        let blocking = |shared: &Shared| {
+            let g = shared.word.lock();
+            shared.bump(&g);
+        };
+        let first = spawn(&shared, blocking);
+        let timed = spawn_timed(&shared, Duration::from_secs(1));
+        let last = spawn(&shared, blocking);
+        shared.bump(&held);
+        drop(held);
+        shared.word.set_payload(PAYLOAD + 1);
+        first.join().unwrap();
+        last.join().unwrap();
+        let got = timed.join().unwrap();
+        assert_eq!(shared.word.payload(), PAYLOAD + 1);
+        shared.word.set_payload(PAYLOAD);
+        shared.check_final(3 + got);
+        let end = events();
+        if end.left_a_waiters_head > start.left_a_waiters_head {
+            record.record(0);
+            if end.payload_set_at_head > start.payload_set_at_head {
+                record.record(1);
+            }
+        }
+    });
+    outcomes.assert_reached(NAME, &[0, 1]);
 }
 
 /// A guard releases its monitor and enters it again while another thread

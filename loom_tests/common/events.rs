@@ -2,7 +2,8 @@
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `ContenderRequeuedBehind`,
 //! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
-//! `TimedEnterLeftBetweenTwo`, `TimedEnterSettled`, `PayloadSetAtAQueuesHead`)
+//! `TimedEnterLeftBetweenTwo`, `TimedEnterLeftAWaitersHead`,
+//! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`)
 //! and the meta-lock's `WokeEarly`, so that a model can assert that its
 //! executions reached the path it names. Included by path from the model
 //! files that count them.
@@ -45,6 +46,9 @@ pub struct Events {
     /// Timed enters that left their queue from between two records, neither
     /// the head (`TimedEnterLeftBetweenTwo`).
     pub left_between_two: usize,
+    /// Timed enters that left the head of a WAITERS queue with a record
+    /// behind, passing it the displaced payload (`TimedEnterLeftAWaitersHead`).
+    pub left_a_waiters_head: usize,
     /// Timed enters whose time ran out, by how they settled
     /// (`TimedEnterSettled`), in the order of `GIVE_UPS`.
     pub gave_up: [usize; 5],
@@ -119,6 +123,7 @@ pub fn events() -> Events {
         static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static FROM_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
         static LEFT_BETWEEN_TWO: Cell<usize> = const { Cell::new(0) };
+        static LEFT_A_WAITERS_HEAD: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
         static PAYLOAD_SET_AT_HEAD: Cell<usize> = const { Cell::new(0) };
         static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
@@ -134,6 +139,7 @@ pub fn events() -> Events {
             HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
             HandoffEvent::NotifiedFromLastNotified => &FROM_LAST_NOTIFIED,
             HandoffEvent::TimedEnterLeftBetweenTwo => &LEFT_BETWEEN_TWO,
+            HandoffEvent::TimedEnterLeftAWaitersHead => &LEFT_A_WAITERS_HEAD,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
             HandoffEvent::PayloadSetAtAQueuesHead => &PAYLOAD_SET_AT_HEAD,
             HandoffEvent::TimedEnterSettled(way) => {
@@ -160,6 +166,7 @@ pub fn events() -> Events {
         queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         from_last_notified: FROM_LAST_NOTIFIED.with(Cell::get),
         left_between_two: LEFT_BETWEEN_TWO.with(Cell::get),
+        left_a_waiters_head: LEFT_A_WAITERS_HEAD.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
         payload_set_at_head: PAYLOAD_SET_AT_HEAD.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),

@@ -45,6 +45,9 @@ pub enum HandoffEvent {
     /// A timed enter whose time ran out left its queue from between two
     /// queued records, neither of them the queue's head.
     TimedEnterLeftBetweenTwo,
+    /// A timed enter whose time ran out left the head of a WAITERS queue
+    /// with a record behind it, which now carries the displaced payload.
+    TimedEnterLeftAWaitersHead,
     /// A timed enter whose time ran out while it was queued or invited
     /// settled, as the payload says.
     TimedEnterSettled(GiveUp),

@@ -90,6 +90,7 @@ pub(super) unsafe fn unlink(bits: usize, record: &LockRecord) -> usize {
                 Some(next) => {
                     next.set_displaced(record.displaced());
                     next.set_last(record.last());
+                    hooks::fire(hooks::HandoffEvent::TimedEnterLeftAWaitersHead);
                     rest as usize | WAITERS
                 }
             };
