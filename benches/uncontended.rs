@@ -10,8 +10,8 @@
 //!   (`metalock::lock(&object)`, an object with no word), parking_lot
 //!   `Mutex`, std `Mutex`, and two floors: a spin lock acquired and released
 //!   by one CAS each (`cas_floor`), and the same released by one fetch-sub
-//!   (`sub_floor`), as parking_lot 0.13 unlocks; a monitor word cannot be
-//!   released without a compare.
+//!   and a bit test (`sub_floor`), as parking_lot 0.13 unlocks; a monitor
+//!   word cannot be released without a compare.
 //! - `recursive`: lock, lock, increment, unlock, unlock on one object:
 //!   baseline, metalock raw word, parking_lot `ReentrantMutex`, and a spin
 //!   lock with owner and count (one CAS in, one CAS out). `Synchronized`,
@@ -47,7 +47,7 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 mod common;
 use common::locks::{
     Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
-    ReentrantSpinLock, SpinLock, StdMutex,
+    ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
 };
 use common::measure::scale;
 use common::uncontended::{self, OBJECT_COUNTS};
@@ -70,7 +70,7 @@ fn uncontended(c: &mut Criterion) {
         cycling::<PlMutex>(&mut group, n);
         cycling::<StdMutex>(&mut group, n);
         cycling::<SpinLock>(&mut group, n);
-        cycling::<SpinLock<true>>(&mut group, n);
+        cycling::<SubFloor>(&mut group, n);
         group.finish();
     }
 }

@@ -541,8 +541,8 @@ fn condition_notify_races_an_interrupt() {
 /// monitor; asserts that the waiter got in during each of the three in some
 /// execution, and that some execution handed the monitor over during the
 /// `bump`, the first release after the notify (a `bump` that released
-/// unfairly failed this model and `a_guard_lets_a_contender_in_while_it_is_unlocked`
-/// only).
+/// unfairly failed this model, the `Arc` guard's below and
+/// `a_guard_lets_a_contender_in_while_it_is_unlocked` only).
 #[test]
 fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
     notified_waiter_gets_in_while_unlocked::<Borrowed>(
@@ -551,7 +551,8 @@ fn a_notified_waiter_gets_in_while_the_notifier_is_unlocked() {
 }
 
 /// The same with the notifier's guard an `ArcSynchronizedGuard`
-/// (`lock_arc`), whose `bump`, `unlocked` and `unlocked_fair` are its own.
+/// (`lock_arc`), whose `bump`, `unlocked` and `unlocked_fair` are its own
+/// (an unfair `bump` planted there failed this model only).
 #[test]
 fn a_notified_waiter_gets_in_while_an_arc_guard_is_unlocked() {
     notified_waiter_gets_in_while_unlocked::<Owning>(
