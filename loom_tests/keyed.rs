@@ -678,3 +678,65 @@ fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
     });
     outcomes.assert_reached(NAME, &[0, 1, 3]);
 }
+
+/// Two contenders queue on x while the main thread holds it; its exit
+/// invites the first, which leaves x's home with a queue and no owner
+/// (WAITERS, the second contender's record at its head) until it is back.
+/// The main thread then locks y, whose monitor goes to the overflow table
+/// because the home still serves x: the home's overflow mark, written into
+/// the payload displaced into the queue's head, must outlive both
+/// contenders' exits, or the second, locking y next, would rekey the
+/// NEUTRAL home for y while the main thread holds y's entry, and hold a
+/// second monitor of y (a mark written only into a LOCKED home's owner
+/// record failed this model, a locker finding that it did not hold the
+/// monitor of y it had entered, with and without the extra-fast path, and
+/// no other keyed model). Every increment is ordered by its monitor and no
+/// entry is left; asserts that some execution set the mark in a WAITERS
+/// head, and some cleared it there (y's entry reclaimed before the first
+/// contender was back).
+#[test]
+fn overflow_mark_on_a_home_with_a_queue_and_no_owner() {
+    const NAME: &str = "overflow_mark_on_a_home_with_a_queue_and_no_owner";
+    let outcomes = Outcomes::new([
+        "cleared the overflow mark in a WAITERS head",
+        "set the overflow mark in a WAITERS head",
+    ]);
+    let record = outcomes.clone();
+    // Capped at bound 2, which reaches both and fails the planted mark
+    // (1,844,989 executions, 168 s; 219 s on the shipped parker, 1-2 s
+    // without the extra-fast path); bound 3 ran past 20 minutes.
+    let mut bounded = builder(2);
+    bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(2));
+    explore(NAME, bounded, move || {
+        let start = events().overflow_mark_at_head;
+        let values = Values::new();
+        let x = metalock::lock(&values.x);
+        let contender = |then_y: bool| {
+            let values = Arc::clone(&values);
+            thread::spawn(move || {
+                bump(&values.x);
+                if then_y {
+                    bump(&values.y);
+                }
+            })
+        };
+        let first = contender(false);
+        let second = contender(true);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        drop(x);
+        bump(&values.y);
+        first.join().unwrap();
+        second.join().unwrap();
+        assert_eq!(read(&values.x), 3);
+        assert_eq!(read(&values.y), 2);
+        assert_eq!(metalock::keyed_monitors(), 0);
+        let end = events().overflow_mark_at_head;
+        for (i, (now, then)) in end.iter().zip(start).enumerate() {
+            if *now > then {
+                record.record(i);
+            }
+        }
+    });
+    outcomes.assert_reached(NAME, &[0, 1]);
+}

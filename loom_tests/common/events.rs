@@ -3,7 +3,8 @@
 //! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
 //! `TimedEnterLeftBetweenTwo`, `TimedEnterLeftAWaitersHead`,
-//! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`)
+//! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`,
+//! `OverflowMarkAtAQueuesHead`)
 //! and the meta-lock's `WokeEarly`, so that a model can assert that its
 //! executions reached the path it names. Included by path from the model
 //! files that count them.
@@ -55,6 +56,9 @@ pub struct Events {
     /// `set_payload`s that wrote the payload into the head of a WAITERS
     /// queue (`PayloadSetAtAQueuesHead`).
     pub payload_set_at_head: usize,
+    /// Overflow marks of a home cleared (`[0]`) and set (`[1]`) in the
+    /// head of a WAITERS queue (`OverflowMarkAtAQueuesHead`).
+    pub overflow_mark_at_head: [usize; 2],
     /// Meta-lock hand-off parks that came back before their part was done
     /// (`WokeEarly`): on a token a monitor's unpark left, or spuriously.
     pub woke_early: usize,
@@ -126,6 +130,7 @@ pub fn events() -> Events {
         static LEFT_A_WAITERS_HEAD: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
         static PAYLOAD_SET_AT_HEAD: Cell<usize> = const { Cell::new(0) };
+        static OVERFLOW_MARK_AT_HEAD: Cell<[usize; 2]> = const { Cell::new([0; 2]) };
         static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
     }
     fn count(event: HandoffEvent) {
@@ -142,6 +147,14 @@ pub fn events() -> Events {
             HandoffEvent::TimedEnterLeftAWaitersHead => &LEFT_A_WAITERS_HEAD,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
             HandoffEvent::PayloadSetAtAQueuesHead => &PAYLOAD_SET_AT_HEAD,
+            HandoffEvent::OverflowMarkAtAQueuesHead(set) => {
+                OVERFLOW_MARK_AT_HEAD.with(|n| {
+                    let mut counts = n.get();
+                    counts[usize::from(set)] += 1;
+                    n.set(counts);
+                });
+                return;
+            }
             HandoffEvent::TimedEnterSettled(way) => {
                 let i = GIVE_UPS.iter().position(|&w| w == way).unwrap();
                 GAVE_UP.with(|n| {
@@ -169,6 +182,7 @@ pub fn events() -> Events {
         left_a_waiters_head: LEFT_A_WAITERS_HEAD.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
         payload_set_at_head: PAYLOAD_SET_AT_HEAD.with(Cell::get),
+        overflow_mark_at_head: OVERFLOW_MARK_AT_HEAD.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),
     }
 }

@@ -55,6 +55,11 @@ pub enum HandoffEvent {
     /// (WAITERS) and wrote the payload into the record at the queue's
     /// head, which carries it.
     PayloadSetAtAQueuesHead,
+    /// A keyed enter (`true`) or the removal of an overflow entry found the
+    /// home of its address with threads queued and nobody owning it
+    /// (WAITERS), and set or cleared the home's overflow mark in the
+    /// payload displaced into the record at the queue's head.
+    OverflowMarkAtAQueuesHead(bool),
 }
 
 /// How a timed enter whose time ran out settled (`give_up`).

@@ -48,7 +48,7 @@ mod enter;
 
 use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, record_of};
-use crate::meta_lock::MetaLock;
+use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::{AtomicU32, Ordering};
 use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
@@ -246,13 +246,19 @@ fn set_neutral_form(held: &mut MetaLock<'_>, neutral: usize) {
         NEUTRAL => held.bits = neutral,
         s => {
             // SAFETY: as in `neutral_form`.
-            unsafe { (*record_of(bits)).set_displaced(neutral) };
+            let head = unsafe { &*record_of(bits) };
             if s == LOCKED {
                 // The owner's fused unlock must not restore the old form.
                 held.bits = bits | QUEUE_SUMMARY;
             } else {
                 debug_assert_eq!(s, WAITERS);
+                if (head.displaced() ^ neutral) & OVERFLOW != 0 {
+                    hooks::fire(hooks::HandoffEvent::OverflowMarkAtAQueuesHead(
+                        neutral & OVERFLOW != 0,
+                    ));
+                }
             }
+            head.set_displaced(neutral);
         }
     }
 }
