@@ -9,7 +9,8 @@
 //! model that can hand off counts the outcomes of the race over all its
 //! executions and fails unless it explored both; the models with more than
 //! one hand-off per thread also fail unless some park returned on a token
-//! an earlier hand-off left behind.
+//! an earlier hand-off left behind, and unless some thread swapped in behind
+//! one that still waited for its own hand-off.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,10 +41,24 @@ fn serial() -> MutexGuard<'static, ()> {
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
 static SUCCESSOR_WON: AtomicUsize = AtomicUsize::new(0);
 static PREDECESSOR_WON: AtomicUsize = AtomicUsize::new(0);
+/// Threads between their swap onto a BUSY word and the end of their
+/// hand-off: the ones that swapped last but one holding the meta-lock.
+static WAITING: AtomicUsize = AtomicUsize::new(0);
 
 fn count(event: HandoffEvent) {
     let counter = match event {
-        HandoffEvent::SuccessorQueued => &QUEUED,
+        HandoffEvent::SuccessorQueued => {
+            // Acquisitions follow the swaps' order, so a thread that swaps
+            // while one is waiting names a waiting thread as predecessor.
+            if WAITING.fetch_add(1, Ordering::Relaxed) > 0 {
+                TOTAL_BEHIND_A_WAITER.fetch_add(1, Ordering::Relaxed);
+            }
+            &QUEUED
+        }
+        HandoffEvent::SuccessorGotIt => {
+            WAITING.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
         HandoffEvent::SuccessorWon => &SUCCESSOR_WON,
         HandoffEvent::PredecessorWon => &PREDECESSOR_WON,
         HandoffEvent::WokeEarly => &TOTAL_WOKE_EARLY,
@@ -59,6 +74,9 @@ static TOTAL_PREDECESSOR_WON: AtomicUsize = AtomicUsize::new(0);
 /// Parks that returned before the hand-off they waited for was done (a
 /// token left by an earlier unpark), over all the executions of a model.
 static TOTAL_WOKE_EARLY: AtomicUsize = AtomicUsize::new(0);
+/// Threads that swapped while their predecessor still waited for its own
+/// hand-off, over all the executions of a model.
+static TOTAL_BEHIND_A_WAITER: AtomicUsize = AtomicUsize::new(0);
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the counting hook for the length of a model (the model's closure
@@ -70,6 +88,7 @@ impl Events {
         TOTAL_SUCCESSOR_WON.store(0, Ordering::Relaxed);
         TOTAL_PREDECESSOR_WON.store(0, Ordering::Relaxed);
         TOTAL_WOKE_EARLY.store(0, Ordering::Relaxed);
+        TOTAL_BEHIND_A_WAITER.store(0, Ordering::Relaxed);
         EXECUTIONS.store(0, Ordering::Relaxed);
         set_handoff_hook(Some(count));
         Events
@@ -80,6 +99,7 @@ impl Events {
         QUEUED.store(0, Ordering::Relaxed);
         SUCCESSOR_WON.store(0, Ordering::Relaxed);
         PREDECESSOR_WON.store(0, Ordering::Relaxed);
+        WAITING.store(0, Ordering::Relaxed);
     }
 
     /// Call last thing in an execution, after joining every thread: each
@@ -92,6 +112,11 @@ impl Events {
             queued,
             succ + pred,
             "a queued thread did not resolve its race exactly once"
+        );
+        assert_eq!(
+            WAITING.load(Ordering::Relaxed),
+            0,
+            "a queued thread did not end its hand-off"
         );
         TOTAL_SUCCESSOR_WON.fetch_add(succ, Ordering::Relaxed);
         TOTAL_PREDECESSOR_WON.fetch_add(pred, Ordering::Relaxed);
@@ -129,6 +154,21 @@ impl Events {
         let early = TOTAL_WOKE_EARLY.load(Ordering::Relaxed);
         if !cfg!(metalock_swap_only) {
             assert!(early > 0, "{model}: no park woken early was explored");
+        }
+    }
+
+    /// Checks that some execution of the model had a thread swap in
+    /// behind one that was still waiting for its own hand-off, so that the
+    /// waiting thread was a successor and a named predecessor at once
+    /// (call after `assert_both_cases`).
+    fn assert_a_chain(&self, model: &str) {
+        let behind = TOTAL_BEHIND_A_WAITER.load(Ordering::Relaxed);
+        println!("{model}: {behind} threads swapped in behind a waiting one");
+        if !cfg!(metalock_swap_only) {
+            assert!(
+                behind > 0,
+                "{model}: no thread swapped in behind one still waiting for its hand-off"
+            );
         }
     }
 
@@ -229,7 +269,8 @@ fn two_threads_mutual_exclusion() {
 }
 
 /// Three threads, one acquisition each: hand-off chains of length two, where
-/// a thread is successor and then predecessor.
+/// a thread is successor and then predecessor, and is named as predecessor
+/// while it still waits for its own hand-off (asserted reached).
 #[test]
 fn three_threads_mutual_exclusion() {
     let _serial = serial();
@@ -253,11 +294,14 @@ fn three_threads_mutual_exclusion() {
     });
     events.assert_both_cases("three threads");
     events.assert_a_park_woke_early("three threads");
+    events.assert_a_chain("three threads");
 }
 
 /// Two threads, two acquisitions each: a thread's EE serves in a second
 /// hand-off after its first one, so its `handoff` field must be back to idle
-/// (and seen so by the next successor).
+/// (and seen so by the next successor), and a releasing thread swaps again
+/// behind the successor it is still handing the meta-lock to (asserted
+/// reached).
 #[test]
 fn repeated_handoffs() {
     let _serial = serial();
@@ -278,6 +322,7 @@ fn repeated_handoffs() {
         Events::end();
     });
     events.assert_both_cases("repeated hand-offs");
+    events.assert_a_chain("repeated hand-offs");
     events.assert_a_park_woke_early("repeated hand-offs");
 }
 

@@ -112,7 +112,9 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             // swap on its `handoff` (AcqRel), which comes after this store.
             ee.got_meta_lock_slow.store(false, Ordering::Relaxed);
             // Relaxed: ordered by the Acquire load of the flag above.
-            ee.meta_lock_bits.load(Ordering::Relaxed)
+            let bits = ee.meta_lock_bits.load(Ordering::Relaxed);
+            hooks::fire(HandoffEvent::SuccessorGotIt);
+            bits
         }
         Err(BITS_FOR_GRAB) => {
             hooks::fire(HandoffEvent::PredecessorWon);
@@ -124,6 +126,7 @@ fn get_meta_lock_slow(ee: &ExecEnv, pred_bits: usize) -> usize {
             // reuses its EE.
             pred.handoff.store(IDLE, Ordering::Release);
             pred.parker.unpark();
+            hooks::fire(HandoffEvent::SuccessorGotIt);
             bits
         }
         // Only one thread swaps in right behind a predecessor, and its

@@ -9,6 +9,9 @@ pub enum HandoffEvent {
     SuccessorWon,
     /// Case 2: the predecessor reached its EE first.
     PredecessorWon,
+    /// A thread that swapped and found the meta-lock BUSY holds it now, the
+    /// hand-off done, and is about to return from its wait.
+    SuccessorGotIt,
     /// A thread waiting for its part of a hand-off came back from its park
     /// before that part was done (a token left from an earlier unpark, or
     /// a spurious return), and parks again.
