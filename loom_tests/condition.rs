@@ -29,7 +29,7 @@ use std::ops::DerefMut;
 use std::time::Duration;
 
 mod common;
-use common::{builder, explore};
+use common::{builder, capped, explore};
 #[path = "common/events.rs"]
 mod events;
 use loom::sync::{Arc, Mutex};
@@ -241,9 +241,7 @@ fn notify_without_the_monitor_ahead_of_a_free_queue() {
 #[test]
 fn notify_all_without_the_monitor_ahead_of_a_free_queue() {
     const NAME: &str = "notify_all_without_the_monitor_ahead_of_a_free_queue";
-    let mut bounded = builder(1);
-    bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(1));
-    explore(NAME, bounded, || notify_without_the_monitor(2));
+    explore(NAME, capped(1), || notify_without_the_monitor(2));
     let both = AHEAD[1].load(std::sync::atomic::Ordering::Relaxed);
     println!("{NAME}: both waiters put ahead of a free queue in {both} executions");
     assert!(

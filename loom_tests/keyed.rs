@@ -16,7 +16,7 @@
 
 use loom::cell::UnsafeCell;
 mod common;
-use common::{builder, explore};
+use common::{builder, capped, explore};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, KeyedGuard, MultiUseWord};
@@ -640,9 +640,7 @@ fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
     let record = outcomes.clone();
     // Capped at bound 2, where every assert below holds (87,409 executions,
     // 7 s); bound 3 explores 929,052 (81 s) for nothing more asserted.
-    let mut bounded = builder(2);
-    bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(2));
-    explore(NAME, bounded, move || {
+    explore(NAME, capped(2), move || {
         let values = Values::new();
         let y = metalock::lock(&values.y);
         let mut x = metalock::lock(&values.x);
@@ -705,9 +703,7 @@ fn overflow_mark_on_a_home_with_a_queue_and_no_owner() {
     // Capped at bound 2, which reaches both and fails the planted mark
     // (1,844,989 executions, 168 s; 219 s on the shipped parker, 1-2 s
     // without the extra-fast path); bound 3 ran past 20 minutes.
-    let mut bounded = builder(2);
-    bounded.preemption_bound = bounded.preemption_bound.map(|b| b.min(2));
-    explore(NAME, bounded, move || {
+    explore(NAME, capped(2), move || {
         let start = events().overflow_mark_at_head;
         let values = Values::new();
         let x = metalock::lock(&values.x);
