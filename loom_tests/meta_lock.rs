@@ -1,5 +1,7 @@
 //! Loom models of the meta-lock: mutual exclusion, both hand-off cases, a
-//! thread that goes through several hand-offs, and the payload.
+//! thread that goes through several hand-offs, a predecessor that takes the
+//! meta-lock again while its successor still takes the bits, and the
+//! payload.
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_meta_lock`.
@@ -324,6 +326,41 @@ fn repeated_handoffs() {
     events.assert_both_cases("repeated hand-offs");
     events.assert_a_chain("repeated hand-offs");
     events.assert_a_park_woke_early("repeated hand-offs");
+}
+
+/// Three threads, the main one taking the meta-lock twice: a predecessor
+/// that won its release's race (case 2) takes the meta-lock again, and a
+/// third thread may name it as predecessor, while its first successor has
+/// yet to take the bits: the predecessor's wait for that (its `handoff`
+/// back to idle) is what keeps the third thread from reading those bits
+/// and the first successor from waiting on it for good. (Without the wait,
+/// this model deadlocks or breaks the count; the models above do not
+/// notice.)
+#[test]
+fn a_predecessor_comes_back_while_its_successor_takes_the_bits() {
+    let _serial = serial();
+    let events = Events::install();
+    bounded(3).check(|| {
+        Events::begin();
+        let shared = Shared::new(8);
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let other = Arc::clone(&shared);
+                thread::spawn(move || increment(&other))
+            })
+            .collect();
+        increment(&shared);
+        increment(&shared);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(shared.count(), 4);
+        assert_eq!(shared.word.payload(), 8);
+        Events::end();
+    });
+    events.assert_both_cases("a predecessor comes back");
+    events.assert_a_chain("a predecessor comes back");
+    events.assert_a_park_woke_early("a predecessor comes back");
 }
 
 /// Two words, taken in opposite orders (never both at once): a thread is
