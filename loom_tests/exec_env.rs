@@ -33,10 +33,10 @@ use metalock::__test_hooks::{
 use metalock::{MonitorGuard, MultiUseWord};
 
 mod common;
-use common::builder;
+use common::{builder, capped, pinned};
 #[path = "common/events.rs"]
 mod events;
-use events::{GiveUp, a_park_woke_early, events, settled_in_every_way};
+use events::{GiveUp, UnparkDebts, a_park_woke_early, events, settled_in_every_way};
 
 /// `common::explore`, for models whose threads end.
 fn explore(name: &str, builder: loom::model::Builder, model: impl Fn() + Sync + Send + 'static) {
@@ -111,20 +111,31 @@ impl Shared {
     }
 }
 
+/// What a thread of `spawn_ending` returns.
+struct Ended<T> {
+    /// The address of the EE it ended with.
+    ee: usize,
+    /// The unparks meta-lock successors owed once it had ended (a model
+    /// in which only its successors can owe one then reads them).
+    debts: UnparkDebts,
+    /// What its body returned.
+    result: T,
+}
+
 /// Spawns a model thread that runs `f` on `shared` and then ends, holding
-/// no record (`end_thread`); it returns the address of the EE it ended
-/// with, and what `f` returned.
+/// no record (`end_thread`).
 fn spawn_ending<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce(&Shared) -> T + Send + 'static,
-) -> thread::JoinHandle<(usize, T)> {
+) -> thread::JoinHandle<Ended<T>> {
     let shared = Arc::clone(shared);
     thread::spawn(move || {
         let result = f(&shared);
         let ee = thread_exec_env().expect("bound by a lock");
         end_thread();
+        let debts = UnparkDebts::now();
         assert!(!thread_has_exec_env(), "back to the pool");
-        (ee, result)
+        Ended { ee, debts, result }
     })
 }
 
@@ -152,7 +163,7 @@ fn an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it() {
                     (thread_exec_env(), stale_wakeups_taken())
                 })
             };
-            let (ended, ()) = ending.join().unwrap();
+            let ended = ending.join().unwrap().ee;
             let mut guard = shared.word.lock();
             let main = thread_exec_env();
             let stale = stale_wakeups_taken();
@@ -182,6 +193,81 @@ fn an_ended_threads_env_serves_the_next_thread_while_a_partner_wakes_it() {
     );
 }
 
+/// A thread ends right after a meta-lock hand-off whose race it won as
+/// predecessor (case 2 of Fig. 12: its successor takes the bits from its
+/// EE, then unparks it), before that successor, a partner setting the
+/// word's payload, has unparked it: the late unpark reaches its EE in the
+/// pool, or bound to the main thread, which takes it. The main thread's
+/// timed wait, which nobody notifies, must still time out, the payload
+/// and the monitor's counter must come out as set. The model asserts that
+/// some executions end the thread with the unpark owed, and some give its
+/// EE to the main thread while it still is (the meta-lock's reads of a
+/// predecessor's EE stop at the bits; the unpark is the one late touch).
+/// Both take five preemptions (the ending thread is preempted holding the
+/// meta-lock and between its two steps of the race, the partner between
+/// its swap and its step, and between its step and the unpark), so the
+/// model runs at that bound; on the swap-only backend, which hands nothing
+/// off, at 2, asserting the rest.
+#[test]
+fn an_ended_predecessors_env_takes_its_successors_late_unpark() {
+    events();
+    explore(
+        "an_ended_predecessors_env_takes_its_successors_late_unpark",
+        if cfg!(metalock_swap_only) {
+            capped(2)
+        } else {
+            pinned(5)
+        },
+        || {
+            let shared = Shared::new();
+            let ending = spawn_ending(&shared, Shared::lock_and_bump);
+            let partner = {
+                let shared = Arc::clone(&shared);
+                // The first sets the summary bit, so that the unlock goes
+                // through the meta-lock, which the second queues behind.
+                thread::spawn(move || (1..=2).for_each(|payload| shared.word.set_payload(payload)))
+            };
+            let Ended {
+                ee: ended, debts, ..
+            } = ending.join().unwrap();
+            // Only the partner can owe an unpark at the end (the main thread
+            // takes no meta-lock before it), and only to the ending thread;
+            // it owes one at a time, so while it pays none that one is owed.
+            if debts.owed() {
+                reached(0);
+            }
+            // Binds an EE with no meta-lock taken, which would wait for the
+            // partner (and so for its unpark).
+            drop(MultiUseWord::new().lock());
+            if debts.owed()
+                && thread_exec_env() == Some(ended)
+                && UnparkDebts::now().paid == debts.paid
+            {
+                reached(1);
+            }
+            let mut guard = shared.word.lock();
+            assert!(guard.wait_for(Duration::from_secs(1)).timed_out());
+            shared.bump(&guard);
+            drop(guard);
+            partner.join().unwrap();
+            assert_eq!(shared.word.payload(), 2);
+            shared.check_final(2);
+        },
+    );
+    let paths = [
+        "ended the thread while its meta-lock successor owed it an unpark",
+        "gave its EE to the main thread while that unpark was owed",
+    ];
+    reached_every_path(
+        "an_ended_predecessors_env_takes_its_successors_late_unpark",
+        if cfg!(metalock_swap_only) {
+            &[]
+        } else {
+            &paths
+        },
+    );
+}
+
 /// A waiter ends, and the EE it waited with, and its hot record, serve a
 /// waiter after it on the same monitor while a notification races them
 /// both: exactly the waiter the notification marked reports it.
@@ -201,7 +287,11 @@ fn an_ended_waiters_env_serves_the_next_waiter_while_a_notify_races() {
                     guard.notify_one()
                 })
             };
-            let (ended, first_notified) = ending.join().unwrap();
+            let Ended {
+                ee: ended,
+                result: first_notified,
+                ..
+            } = ending.join().unwrap();
             let second_notified = timed_wait(&shared);
             if stale_wakeups_taken() > 0 {
                 reached(2);
@@ -258,7 +348,7 @@ fn an_ended_threads_keyed_guess_serves_the_next_thread() {
                     thread_exec_env()
                 })
             };
-            let (ended, ()) = ending.join().unwrap();
+            let ended = ending.join().unwrap().ee;
             keyed_bump(&x);
             let main = thread_exec_env();
             let rekeying = rekeying.join().unwrap();

@@ -6,8 +6,10 @@
 //! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`,
 //! `OverflowMarkAtAQueuesHead`)
 //! and the meta-lock's `WokeEarly`, so that a model can assert that its
-//! executions reached the path it names. Included by path from the model
-//! files that count them.
+//! executions reached the path it names; and which model threads won a
+//! meta-lock hand-off's race as successor (`PredecessorWon`) and have not
+//! yet unparked their predecessor (`SuccessorGotIt` follows the unpark).
+//! Included by path from the model files that count them.
 //! (`meta_lock.rs` counts its hand-off events itself, per execution.)
 
 // Each model file that includes this module counts some of the events, so
@@ -135,6 +137,25 @@ pub fn events() -> Events {
     }
     fn count(event: HandoffEvent) {
         let counter = match event {
+            HandoffEvent::PredecessorWon => {
+                OWES_AN_UNPARK.with(|owes| owes.set(true));
+                UNPARK_DEBTS.with(|debts| {
+                    let mut now = debts.get();
+                    now.incurred += 1;
+                    debts.set(now);
+                });
+                return;
+            }
+            HandoffEvent::SuccessorGotIt => {
+                if OWES_AN_UNPARK.with(|owes| owes.replace(false)) {
+                    UNPARK_DEBTS.with(|debts| {
+                        let mut now = debts.get();
+                        now.paid += 1;
+                        debts.set(now);
+                    });
+                }
+                return;
+            }
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
@@ -184,6 +205,43 @@ pub fn events() -> Events {
         payload_set_at_head: PAYLOAD_SET_AT_HEAD.with(Cell::get),
         overflow_mark_at_head: OVERFLOW_MARK_AT_HEAD.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),
+    }
+}
+
+loom::thread_local! {
+    /// Whether this model thread won a hand-off's race as successor
+    /// (`PredecessorWon`) and has not yet unparked its predecessor.
+    static OWES_AN_UNPARK: Cell<bool> = Cell::new(false);
+}
+
+std::thread_local! {
+    /// The unparks the model threads came to owe, and paid, so far (see
+    /// `OWES_AN_UNPARK`): loom runs them all on the test's thread.
+    static UNPARK_DEBTS: Cell<UnparkDebts> = const {
+        Cell::new(UnparkDebts { incurred: 0, paid: 0 })
+    };
+}
+
+/// Meta-lock successors that won their hand-off's race (`PredecessorWon`)
+/// and so owe their predecessor an unpark, and those that paid it
+/// (`SuccessorGotIt`), counted since the test began once `events` has
+/// installed the hook. A predecessor may return, end and leave its EE to
+/// another thread before its debt is paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnparkDebts {
+    pub incurred: usize,
+    pub paid: usize,
+}
+
+impl UnparkDebts {
+    /// The counts so far.
+    pub fn now() -> Self {
+        UNPARK_DEBTS.with(Cell::get)
+    }
+
+    /// Whether some unpark is owed.
+    pub fn owed(&self) -> bool {
+        self.incurred > self.paid
     }
 }
 

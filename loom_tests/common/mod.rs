@@ -26,6 +26,17 @@ pub fn capped(bound: usize) -> Builder {
     capped
 }
 
+/// A builder for a model that reaches what it asserts only at `bound`,
+/// whatever `LOOM_MAX_PREEMPTIONS` says: a lower bound would leave its
+/// assertion nothing to check, a higher one costs far more.
+// Not every model file pins a model.
+#[allow(dead_code)]
+pub fn pinned(bound: usize) -> Builder {
+    let mut pinned = builder(bound);
+    pinned.preemption_bound = Some(bound);
+    pinned
+}
+
 /// Runs `model` under `builder` and prints how many executions loom
 /// explored.
 pub fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
