@@ -1,7 +1,7 @@
 //! Loom models of the meta-lock: mutual exclusion, both hand-off cases, a
 //! thread that goes through several hand-offs, a predecessor that takes the
-//! meta-lock again while its successor still takes the bits, and the
-//! payload.
+//! meta-lock again, of the same word or of another, while its successor
+//! still takes the bits, and the payload.
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_meta_lock`.
@@ -361,6 +361,34 @@ fn a_predecessor_comes_back_while_its_successor_takes_the_bits() {
     events.assert_both_cases("a predecessor comes back");
     events.assert_a_chain("a predecessor comes back");
     events.assert_a_park_woke_early("a predecessor comes back");
+}
+
+/// Two words and three threads: the main thread takes the meta-lock of `a`
+/// and then of `b`, one other thread takes `a`'s and the third `b`'s. A
+/// predecessor that won its release's race on `a` goes on to `b` and may
+/// release that with a successor behind it, writing its EE's bits again:
+/// its successor on `a` must have read the bits meant for it before it
+/// let the predecessor go.
+#[test]
+fn a_predecessor_moves_on_to_another_word() {
+    let _serial = serial();
+    let events = Events::install();
+    bounded(5).check(|| {
+        Events::begin();
+        let a = Shared::new(1);
+        let b = Shared::new(2);
+        let (a2, b3) = (Arc::clone(&a), Arc::clone(&b));
+        let t2 = thread::spawn(move || increment(&a2));
+        let t3 = thread::spawn(move || increment(&b3));
+        increment(&a);
+        increment(&b);
+        t2.join().unwrap();
+        t3.join().unwrap();
+        assert_eq!((a.count(), b.count()), (2, 2));
+        assert_eq!((a.word.payload(), b.word.payload()), (1, 2));
+        Events::end();
+    });
+    events.assert_both_cases("a predecessor moves on");
 }
 
 /// Two words, taken in opposite orders (never both at once): a thread is
