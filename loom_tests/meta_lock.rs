@@ -270,14 +270,14 @@ fn two_threads_mutual_exclusion() {
     events.assert_both_cases("two threads");
 }
 
-/// Three threads, one acquisition each: hand-off chains of length two, where
-/// a thread is successor and then predecessor, and is named as predecessor
-/// while it still waits for its own hand-off (asserted reached).
-#[test]
-fn three_threads_mutual_exclusion() {
+/// Three threads on one word, the main one taking the meta-lock
+/// `main_takes` times and the others once each; `model` asserts both
+/// cases of the race, a park woken early and a chain (a thread named as
+/// predecessor while it still waits for its own hand-off).
+fn three_threads(model: &'static str, bound: usize, main_takes: usize) {
     let _serial = serial();
     let events = Events::install();
-    bounded(5).check(|| {
+    bounded(bound).check(move || {
         Events::begin();
         let shared = Shared::new(6);
         let threads: Vec<_> = (0..2)
@@ -286,17 +286,27 @@ fn three_threads_mutual_exclusion() {
                 thread::spawn(move || increment(&other))
             })
             .collect();
-        increment(&shared);
+        for _ in 0..main_takes {
+            increment(&shared);
+        }
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(shared.count(), 3);
+        assert_eq!(shared.count(), 2 + main_takes);
         assert_eq!(shared.word.payload(), 6);
         Events::end();
     });
-    events.assert_both_cases("three threads");
-    events.assert_a_park_woke_early("three threads");
-    events.assert_a_chain("three threads");
+    events.assert_both_cases(model);
+    events.assert_a_park_woke_early(model);
+    events.assert_a_chain(model);
+}
+
+/// Three threads, one acquisition each: hand-off chains of length two, where
+/// a thread is successor and then predecessor, and is named as predecessor
+/// while it still waits for its own hand-off (asserted reached).
+#[test]
+fn three_threads_mutual_exclusion() {
+    three_threads("three threads", 5, 1);
 }
 
 /// Two threads, two acquisitions each: a thread's EE serves in a second
@@ -338,29 +348,7 @@ fn repeated_handoffs() {
 /// notice.)
 #[test]
 fn a_predecessor_comes_back_while_its_successor_takes_the_bits() {
-    let _serial = serial();
-    let events = Events::install();
-    bounded(3).check(|| {
-        Events::begin();
-        let shared = Shared::new(8);
-        let threads: Vec<_> = (0..2)
-            .map(|_| {
-                let other = Arc::clone(&shared);
-                thread::spawn(move || increment(&other))
-            })
-            .collect();
-        increment(&shared);
-        increment(&shared);
-        for t in threads {
-            t.join().unwrap();
-        }
-        assert_eq!(shared.count(), 4);
-        assert_eq!(shared.word.payload(), 8);
-        Events::end();
-    });
-    events.assert_both_cases("a predecessor comes back");
-    events.assert_a_chain("a predecessor comes back");
-    events.assert_a_park_woke_early("a predecessor comes back");
+    three_threads("a predecessor comes back", 3, 2);
 }
 
 /// Two words and three threads: the main thread takes the meta-lock of `a`
