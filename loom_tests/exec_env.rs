@@ -14,7 +14,9 @@
 //! a partner may still wake or hand off to it, and with a wake-up meant for
 //! its last thread; a waiter's EE and hot record reused while a notify
 //! races; the keyed guess an EE keeps; the records of a thread that ends
-//! holding a monitor; and a timed enter from a detached EE that gives up.
+//! holding a monitor; a timed enter from a detached EE that gives up; an
+//! EE reused before a meta-lock successor's unpark reaches it; and one
+//! reused while an interrupt meant for its last thread is sent.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
@@ -48,7 +50,7 @@ std::thread_local! {
     /// Executions of the model running on this test's thread (loom runs a
     /// model's threads as coroutines on it) that reached a path the model
     /// names, so that it can assert that some did.
-    static REACHED: Cell<[usize; 3]> = const { Cell::new([0; 3]) };
+    static REACHED: Cell<[usize; 4]> = const { Cell::new([0; 4]) };
 }
 
 /// Counts an execution that reached path `i` of the model.
@@ -265,6 +267,73 @@ fn an_ended_predecessors_env_takes_its_successors_late_unpark() {
         } else {
             &paths
         },
+    );
+}
+
+/// A thread waits interruptibly, with a timeout, while a thread it spawned
+/// interrupts it, and ends; the main thread takes its EE, maybe before the
+/// interrupt is sent or its unpark arrives. The interrupt is the ended
+/// thread's: the main thread's own interruptible wait, which nobody
+/// notifies or interrupts, must time out, and its flag stay clear (the
+/// flag lives apart from the EE, in an allocation the handles share). The
+/// model asserts that some executions end the first wait by the interrupt
+/// and some by the timeout, and that some give the EE to the main thread
+/// with the interrupt's unpark still pending, and some before the
+/// interrupt was sent.
+#[test]
+fn an_interrupt_races_its_threads_end_and_the_next_thread() {
+    explore(
+        "an_interrupt_races_its_threads_end_and_the_next_thread",
+        builder(2),
+        || {
+            let shared = Shared::new();
+            let ending = spawn_ending(&shared, |shared| {
+                let handle = metalock::interrupt_handle();
+                let interrupter = {
+                    let handle = handle.clone();
+                    thread::spawn(move || handle.interrupt())
+                };
+                let mut guard = shared.word.lock();
+                let interrupted = guard
+                    .wait_for_interruptibly(Duration::from_secs(1))
+                    .is_err();
+                shared.bump(&guard);
+                (handle, interrupter, interrupted)
+            });
+            let Ended {
+                ee: ended,
+                result: (handle, interrupter, interrupted),
+                ..
+            } = ending.join().unwrap();
+            reached(usize::from(interrupted));
+            let mut guard = shared.word.lock();
+            // The interrupter binds no EE.
+            assert_eq!(thread_exec_env(), Some(ended));
+            if stale_wakeups_taken() > 0 {
+                reached(2);
+            }
+            if !handle.is_interrupted() {
+                reached(3);
+            }
+            let ended = guard
+                .wait_for_interruptibly(Duration::from_secs(1))
+                .expect("the interrupt was the ended thread's");
+            assert!(ended.timed_out());
+            shared.bump(&guard);
+            drop(guard);
+            interrupter.join().unwrap();
+            assert!(!metalock::interrupted());
+            shared.check_final(2);
+        },
+    );
+    reached_every_path(
+        "an_interrupt_races_its_threads_end_and_the_next_thread",
+        &[
+            "ended the first wait by its timeout",
+            "by the interrupt",
+            "gave the EE to the main thread with an unpark still pending",
+            "gave it before the interrupt was sent",
+        ],
     );
 }
 
