@@ -4,7 +4,8 @@
 //! settles is reached, and from between two queued contenders), wait and
 //! notify without lost wake-ups, notifies in one hold that start their
 //! walk at the waiter queued last (and a notifier that then waits), a
-//! timed wait racing a notification, a notified waiter that loses once and
+//! timed wait racing a notification (and a fair monitor's hand-over), a
+//! notified waiter that loses once and
 //! is handed the monitor next, a contender that loses going back behind a
 //! notified waiter, two invited contenders that lose going back in order,
 //! a timed contender passed over that gives up or is handed the monitor,
@@ -640,7 +641,8 @@ fn timed_enter_with_a_notified_waiter() {
 }
 
 /// A fair monitor hands over on every release: a timed contender may be the
-/// heir, or give up with a blocking contender queued behind or ahead of it.
+/// heir (also as its park times out, on the signal alone), or give up with
+/// a blocking contender queued behind or ahead of it.
 #[test]
 fn fair_monitor_with_a_timed_contender() {
     let before = events();
@@ -667,6 +669,10 @@ fn fair_monitor_with_a_timed_contender() {
         &events(),
         &before,
         &[GiveUp::HandedOver, GiveUp::LeftTheQueue],
+    );
+    assert!(
+        events().handed_over_as_a_timed_park_ended > before.handed_over_as_a_timed_park_ended,
+        "fair_monitor_with_a_timed_contender: no hand-over landed as a timed park timed out"
     );
 }
 
@@ -1434,6 +1440,48 @@ fn timed_wait_races_notify_and_enter() {
         );
         shared.check_final(2);
     });
+}
+
+/// A timed waiter on a fair monitor, and a notifier whose release hands it
+/// the monitor: the hand-over's signal may land between the waiter's timed
+/// park reporting a timeout (under loom, at once unless an unpark came
+/// first) and its look at the signal, and the waiter then owns the monitor
+/// on that signal alone, so the signal's load must order the notifier's
+/// critical section before the waiter's (the counter it reads). The
+/// waiter reports a notification exactly when `notify_one` marked it; some
+/// execution reaches the late signal.
+#[test]
+fn a_timed_waiter_is_handed_the_monitor_as_its_park_times_out() {
+    const NAME: &str = "a_timed_waiter_is_handed_the_monitor_as_its_park_times_out";
+    let before = events();
+    explore(NAME, two_threads(), || {
+        let shared = Shared::fair();
+        let waiter = spawn(&shared, |shared| {
+            let mut g = shared.word.lock();
+            let result = g.wait_for(Duration::from_secs(1));
+            assert_eq!(g.depth(), 1);
+            shared.bump(&g);
+            !result.timed_out()
+        });
+        let marked = {
+            let g = shared.word.lock();
+            shared.bump(&g);
+            g.notify_one()
+        };
+        let notified = waiter.join().unwrap();
+        assert_eq!(
+            notified, marked,
+            "the waiter reports notified = {notified}, notify_one marked {marked}"
+        );
+        shared.check_final_fair(2);
+    });
+    let late =
+        events().handed_over_as_a_timed_park_ended - before.handed_over_as_a_timed_park_ended;
+    println!("{NAME}: {late} hand-overs read after a timed park's timeout");
+    assert!(
+        late > 0,
+        "{NAME}: no hand-over landed as a timed park timed out"
+    );
 }
 
 #[test]

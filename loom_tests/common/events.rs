@@ -1,4 +1,5 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
+//! `HandedOverAsATimedParkEnded`,
 //! `NotifiedWaiterLost`, `ContenderPassedOver`, `ContenderRequeuedBehind`,
 //! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
@@ -26,6 +27,9 @@ use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
 pub struct Events {
     /// Exits that handed the monitor over (`MonitorHandedOver`).
     pub handed_over: usize,
+    /// Timed parks that reported a timeout after an exit had handed their
+    /// thread the monitor (`HandedOverAsATimedParkEnded`).
+    pub handed_over_as_a_timed_park_ended: usize,
     /// Notified waiters that lost the monitor once invited
     /// (`NotifiedWaiterLost`).
     pub notified_lost: usize,
@@ -121,6 +125,7 @@ pub fn a_park_woke_early(name: &str, now: &Events, before: &Events) {
 pub fn events() -> Events {
     std::thread_local! {
         static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
+        static HANDED_OVER_AS_A_TIMED_PARK_ENDED: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
         static REQUEUED_BEHIND: Cell<usize> = const { Cell::new(0) };
@@ -157,6 +162,7 @@ pub fn events() -> Events {
                 return;
             }
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
+            HandoffEvent::HandedOverAsATimedParkEnded => &HANDED_OVER_AS_A_TIMED_PARK_ENDED,
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
             HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
@@ -192,6 +198,7 @@ pub fn events() -> Events {
     set_handoff_hook(Some(count));
     Events {
         handed_over: HANDED_OVER.with(Cell::get),
+        handed_over_as_a_timed_park_ended: HANDED_OVER_AS_A_TIMED_PARK_ENDED.with(Cell::get),
         notified_lost: NOTIFIED_LOST.with(Cell::get),
         passed_over: PASSED_OVER.with(Cell::get),
         requeued_behind: REQUEUED_BEHIND.with(Cell::get),

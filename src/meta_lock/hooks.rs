@@ -22,6 +22,11 @@ pub enum HandoffEvent {
     /// An exit handed the monitor to a thread passed over for too long
     /// instead of releasing it (eventual fairness).
     MonitorHandedOver,
+    /// A timed park (of a wait or of an enter) reported that its time ran
+    /// out, and the signal read after it said that an exit had handed the
+    /// thread the monitor meanwhile (the exit's store came before its
+    /// unpark): the thread keeps the monitor.
+    HandedOverAsATimedParkEnded,
     /// A notified waiter that an exit invited lost the monitor to another
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,

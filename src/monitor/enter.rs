@@ -477,7 +477,11 @@ impl MultiUseWord {
             }
             if ee.parker.park(deadline) {
                 // Acquire: as above; a signal may have raced the time.
-                return ee.monitor_signal.load(Ordering::Acquire);
+                let signal = ee.monitor_signal.load(Ordering::Acquire);
+                if signal == SIGNAL_HANDED_OVER {
+                    hooks::fire(hooks::HandoffEvent::HandedOverAsATimedParkEnded);
+                }
+                return signal;
             }
         }
     }

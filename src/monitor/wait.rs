@@ -19,8 +19,9 @@ use super::home::{Home, home_with};
 use super::policy;
 use super::wait_table::{Waiting, stripe};
 use crate::exec_env::interrupt::Interrupt;
-use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
+use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::LockRecord;
+use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -293,7 +294,11 @@ impl MultiUseWord {
             }
             if ee.parker.park(deadline) {
                 // A signal may still have raced in.
-                break ee.monitor_signal.load(Ordering::Acquire);
+                let signal = ee.monitor_signal.load(Ordering::Acquire);
+                if signal == SIGNAL_HANDED_OVER {
+                    hooks::fire(hooks::HandoffEvent::HandedOverAsATimedParkEnded);
+                }
+                break signal;
             }
         };
         // SAFETY: `ee` is the calling thread's, as for `WaitSpin::new`.
