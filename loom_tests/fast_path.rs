@@ -1,8 +1,8 @@
 //! Loom models of the extra-fast path (paper 000, section 5.2) racing the
 //! meta-lock protocol: a fused lock against a slow enqueue, a fused unlock
 //! against an enqueue (which must make the unlock fail over to the slow
-//! path through the queue-summary bit), and a fused unlock against a payload
-//! change.
+//! path through the queue-summary bit), a fused unlock against a payload
+//! change, and a payload that publishes what its setter wrote before it.
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;
@@ -116,5 +116,52 @@ fn try_lock_races_fused_lock() {
         let tried = t.join().unwrap();
         assert_eq!(object.count(), 1 + tried);
         assert_eq!(object.word.payload(), 1);
+    });
+}
+
+/// A word whose payload publishes `note`, which no monitor guards.
+struct Published {
+    word: MultiUseWord,
+    note: UnsafeCell<u32>,
+}
+
+// SAFETY: `note` is written once, before `set_payload(9)`, and read only
+// after `payload()` returned 9: the payload's Release and Acquire order
+// the two, and loom checks it.
+unsafe impl Sync for Published {}
+// SAFETY: as for `Sync`.
+unsafe impl Send for Published {}
+
+/// `set_payload` publishes what its thread wrote before it to a thread
+/// whose `payload` reads the new value, as a Release store and an Acquire
+/// load would, in every lock state: a third thread holding the monitor
+/// meanwhile makes the write, the read, or both go through the displaced
+/// payload instead of the word.
+#[test]
+fn a_payload_publishes_what_its_setter_wrote_before() {
+    loom::model(|| {
+        let shared = Arc::new(Published {
+            word: MultiUseWord::with_payload(1),
+            note: UnsafeCell::new(0),
+        });
+        let setter = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                // SAFETY: nobody reads `note` before the payload is 9.
+                shared.note.with_mut(|n| unsafe { *n = 42 });
+                shared.word.set_payload(9);
+            })
+        };
+        let locker = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || drop(shared.word.lock()))
+        };
+        if shared.word.payload() == 9 {
+            // SAFETY: the payload 9 was set after the note's write.
+            assert_eq!(shared.note.with(|n| unsafe { *n }), 42);
+        }
+        setter.join().unwrap();
+        locker.join().unwrap();
+        assert_eq!(shared.word.payload(), 9);
     });
 }

@@ -18,6 +18,9 @@ impl MultiUseWord {
     ///
     /// When the object is unlocked this is one load; otherwise the payload is
     /// read from the lock record it is displaced into, under the meta-lock.
+    /// Either way it reads as an Acquire load: a thread that reads the
+    /// value a [`set_payload`](Self::set_payload) wrote sees what the
+    /// setting thread did before that call.
     ///
     /// ```
     /// use metalock::MultiUseWord;
@@ -80,6 +83,7 @@ impl MultiUseWord {
     /// Replaces the payload, whatever the lock state; a fair monitor stays
     /// fair. The payload is not guarded by the monitor: any thread may set it
     /// while another holds the monitor, and the unlock keeps the new value.
+    /// The write publishes as a Release store (see [`payload`](Self::payload)).
     ///
     /// # Panics
     ///
