@@ -442,9 +442,11 @@ fn an_ended_threads_keyed_guess_serves_the_next_thread() {
 /// (not the embedded word's).
 fn keyed_bump(shared: &Shared) {
     let _guard = metalock::lock(&shared.counter);
-    assert!(metalock::is_held_by_current_thread(&shared.counter));
     // SAFETY: under the counter's keyed monitor.
     shared.counter.with_mut(|c| unsafe { *c += 1 });
+    // After the increment, so that the check's Acquire load orders nothing
+    // the lock did not.
+    assert!(metalock::is_held_by_current_thread(&shared.counter));
 }
 
 fn keyed_read(shared: &Shared) -> usize {

@@ -47,12 +47,15 @@ impl Values {
     }
 }
 
-/// Adds one to `cell` under its keyed monitor.
+/// Adds one to `cell` under its keyed monitor, then checks that the thread
+/// holds it: checked first, the check's Acquire load of the home would
+/// order an earlier holder's increment before this one even where the
+/// lock itself did not.
 fn bump(cell: &UnsafeCell<usize>) {
     let guard = metalock::lock(cell);
-    assert!(metalock::is_held_by_current_thread(cell));
     // SAFETY: we hold the cell's monitor.
     cell.with_mut(|c| unsafe { *c += 1 });
+    assert!(metalock::is_held_by_current_thread(cell));
     drop(guard);
 }
 
@@ -100,6 +103,38 @@ fn two_threads_alternate_two_objects() {
         assert_eq!(read(&values.x), 2);
         assert_eq!(read(&values.y), 2);
     });
+}
+
+/// The main thread locks x twice alone, so that its second lock finds the
+/// home keyed for x and notes that form (`keyed_guess`), then once more
+/// while another thread locks x: that lock tries the noted form without a
+/// load first, and succeeds when the other thread's hold came and went
+/// in between, or finds the home held and queues; every increment of x is
+/// ordered by that compare-and-swap or by the queue.
+#[test]
+fn a_keyed_lock_guesses_its_home_after_another_threads_hold() {
+    explore(
+        "a_keyed_lock_guesses_its_home_after_another_threads_hold",
+        builder(3),
+        || {
+            let values = Values::new();
+            bump(&values.x);
+            bump(&values.x);
+            bump(&values.x);
+            // The hot record's last use, for a word whose payload is no
+            // home's form: a contender that read the record's displaced
+            // form from before the guessing lock would find that payload.
+            drop(MultiUseWord::with_payload(0x5A5).lock());
+            let other = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump(&values.x))
+            };
+            bump(&values.x);
+            other.join().unwrap();
+            assert_eq!(read(&values.x), 5);
+            assert_eq!(metalock::keyed_monitors(), 0);
+        },
+    );
 }
 
 /// A waiter on a keyed monitor: wait and notify through an entry that each
@@ -179,9 +214,9 @@ fn a_timed_waiter_keeps_its_home_through_its_timeout() {
                 thread::spawn(move || {
                     let mut guard = metalock::lock(&values.x);
                     let timed_out = guard.wait_for(Duration::from_secs(1)).timed_out();
-                    assert!(metalock::is_held_by_current_thread(&values.x));
                     // SAFETY: under the monitor of x.
                     values.x.with_mut(|c| unsafe { *c += 1 });
+                    assert!(metalock::is_held_by_current_thread(&values.x));
                     timed_out
                 })
             };
@@ -221,9 +256,9 @@ fn condition_notify_without_the_monitor_invites_a_waiter_in_its_home() {
                     let notified = !condition
                         .wait_for(&mut guard, Duration::from_secs(1))
                         .timed_out();
-                    assert!(metalock::is_held_by_current_thread(&values.x));
                     // SAFETY: under the monitor of x.
                     values.x.with_mut(|c| unsafe { *c += 1 });
+                    assert!(metalock::is_held_by_current_thread(&values.x));
                     notified
                 })
             };
@@ -260,9 +295,9 @@ fn a_timed_enter_gives_up_beside_another_address() {
                     let guard = metalock::try_lock_for(&values.x, Duration::from_secs(1));
                     let entered = guard.is_some();
                     if entered {
-                        assert!(metalock::is_held_by_current_thread(&values.x));
                         // SAFETY: under the monitor of x.
                         values.x.with_mut(|c| unsafe { *c += 1 });
+                        assert!(metalock::is_held_by_current_thread(&values.x));
                     }
                     entered
                 })
@@ -306,9 +341,9 @@ fn recursion_across_two_addresses_of_one_home() {
             assert_eq!(again.depth(), 2);
             drop(x);
             drop(y);
-            assert!(metalock::is_held_by_current_thread(&values.x));
             // SAFETY: under the monitor of x.
             values.x.with_mut(|c| unsafe { *c += 1 });
+            assert!(metalock::is_held_by_current_thread(&values.x));
             drop(again);
             other.join().unwrap();
             assert_eq!(read(&values.x), 2);
@@ -505,9 +540,9 @@ fn try_bump(cell: &UnsafeCell<usize>) -> bool {
     let Some(guard) = metalock::try_lock(cell) else {
         return false;
     };
-    assert!(metalock::is_held_by_current_thread(cell));
     // SAFETY: we hold the cell's monitor.
     cell.with_mut(|c| unsafe { *c += 1 });
+    assert!(metalock::is_held_by_current_thread(cell));
     drop(guard);
     true
 }
@@ -554,9 +589,9 @@ fn two_threads_queue_on_one_home() {
     /// over if a thread is queued.
     fn bump_fair(cell: &UnsafeCell<usize>) {
         let guard = metalock::lock(cell);
-        assert!(metalock::is_held_by_current_thread(cell));
         // SAFETY: we hold the cell's monitor.
         cell.with_mut(|c| unsafe { *c += 1 });
+        assert!(metalock::is_held_by_current_thread(cell));
         guard.unlock_fair();
     }
     static MOST_IN_ONE_RUN: AtomicUsize = AtomicUsize::new(0);
@@ -655,9 +690,9 @@ fn keyed_bump_and_unlocked_fair_enter_again_by_address() {
         if events().handed_over > hand_overs {
             record.record(3);
         }
-        assert!(metalock::is_held_by_current_thread(&values.x));
         // SAFETY: under the monitor of x, entered again.
         let after_bump = values.x.with(|c| unsafe { *c });
+        assert!(metalock::is_held_by_current_thread(&values.x));
         KeyedGuard::unlocked_fair(&mut x, || ());
         assert!(metalock::is_held_by_current_thread(&values.x));
         assert_eq!(x.depth(), 1);
