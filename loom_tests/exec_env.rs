@@ -464,46 +464,122 @@ fn keyed_read(shared: &Shared) -> usize {
 /// perhaps the contender's, must not pass for its own.
 #[test]
 fn a_thread_that_ends_holding_a_monitor_donates_its_free_records() {
-    explore(
+    ends_holding_a_monitor_and_donates(
         "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
-        builder(2),
-        || {
-            let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
-            let ending = {
-                let (a, b) = (Arc::clone(&a), Arc::clone(&b));
-                thread::spawn(move || {
-                    let held = a.word.lock();
-                    b.lock_and_bump();
-                    end_thread();
-                    assert!(thread_has_exec_env(), "detached while a guard is out");
-                    a.bump(&held);
-                    drop(held);
-                    assert!(!thread_has_exec_env(), "released with its last record");
-                    b.lock_and_bump();
-                    assert!(!thread_has_exec_env(), "a late lock binds a detached EE");
-                })
-            };
-            let contender = {
-                let (b, c) = (Arc::clone(&b), Arc::clone(&c));
-                thread::spawn(move || {
-                    let outer = c.word.lock();
-                    c.bump(&outer);
-                    // A second record: from the free list, refilled.
-                    b.lock_and_bump();
-                    donated_records_taken()
-                })
-            };
-            ending.join().unwrap();
-            let donated = contender.join().unwrap();
-            assert!(donated <= 1, "at most one refill");
-            reached(donated);
-            a.check_final(1);
-            b.check_final(3);
-            c.check_final(1);
-        },
+        false,
     );
+}
+
+/// As `a_thread_that_ends_holding_a_monitor_donates_its_free_records`,
+/// with `b`'s counter locked by its keyed monitor (the home's fast paths,
+/// whose owner checks read the record the home points at).
+#[test]
+fn a_thread_that_ends_holding_a_monitor_donates_a_keyed_record() {
+    ends_holding_a_monitor_and_donates(
+        "a_thread_that_ends_holding_a_monitor_donates_a_keyed_record",
+        true,
+    );
+}
+
+/// A thread whose last keyed lock noted the home's form (`keyed_guess`)
+/// ends while it holds a monitor, donating its free records, and locks
+/// `b`'s counter by its keyed monitor once more before it releases that
+/// monitor: its guess fails while a contender holds the home with the
+/// donated record the ended thread used there before, and the owner check
+/// that follows must read the record's new owner, not the ended thread's.
+/// Capped at bound 2 (26,020 executions; 448,187 at 3, 48 s), where a
+/// planted Relaxed failure ordering of the guess fails it.
+#[test]
+fn an_ended_thread_guesses_a_keyed_home_held_with_its_donated_record() {
+    const NAME: &str = "an_ended_thread_guesses_a_keyed_home_held_with_its_donated_record";
+    explore(NAME, capped(2), || {
+        let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
+        let ending = {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            thread::spawn(move || {
+                // The second finds the home keyed for `b` and notes it.
+                keyed_bump(&b);
+                keyed_bump(&b);
+                let held = a.word.lock();
+                keyed_bump(&b);
+                end_thread();
+                keyed_bump(&b);
+                a.bump(&held);
+            })
+        };
+        let contender = {
+            let (b, c) = (Arc::clone(&b), Arc::clone(&c));
+            thread::spawn(move || {
+                let outer = c.word.lock();
+                c.bump(&outer);
+                // A second record: from the free list, refilled.
+                keyed_bump(&b);
+                donated_records_taken()
+            })
+        };
+        ending.join().unwrap();
+        let donated = contender.join().unwrap();
+        assert!(donated <= 1, "at most one refill");
+        reached(donated);
+        a.check_final(1);
+        assert_eq!(keyed_read(&b), 5);
+        c.check_final(1);
+    });
     reached_every_path(
-        "a_thread_that_ends_holding_a_monitor_donates_its_free_records",
+        NAME,
+        &[
+            "allocated the contender's second record",
+            "took a donated one",
+        ],
+    );
+}
+
+/// The body of the two donation models: `b` locked by its word, or by its
+/// counter's keyed monitor.
+fn ends_holding_a_monitor_and_donates(name: &'static str, keyed: bool) {
+    let lock_and_bump = move |b: &Shared| match keyed {
+        true => keyed_bump(b),
+        false => b.lock_and_bump(),
+    };
+    explore(name, builder(2), move || {
+        let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
+        let ending = {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            thread::spawn(move || {
+                let held = a.word.lock();
+                lock_and_bump(&b);
+                end_thread();
+                assert!(thread_has_exec_env(), "detached while a guard is out");
+                a.bump(&held);
+                drop(held);
+                assert!(!thread_has_exec_env(), "released with its last record");
+                lock_and_bump(&b);
+                assert!(!thread_has_exec_env(), "a late lock binds a detached EE");
+            })
+        };
+        let contender = {
+            let (b, c) = (Arc::clone(&b), Arc::clone(&c));
+            thread::spawn(move || {
+                let outer = c.word.lock();
+                c.bump(&outer);
+                // A second record: from the free list, refilled.
+                lock_and_bump(&b);
+                donated_records_taken()
+            })
+        };
+        ending.join().unwrap();
+        let donated = contender.join().unwrap();
+        assert!(donated <= 1, "at most one refill");
+        reached(donated);
+        a.check_final(1);
+        match keyed {
+            true => assert_eq!(keyed_read(&b), 3),
+            false => b.check_final(3),
+        }
+        c.check_final(1);
+    });
+    reached_every_path(
+        name,
         &[
             "allocated the contender's second record",
             "took a donated one",
