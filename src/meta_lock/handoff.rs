@@ -25,7 +25,7 @@ impl MultiUseWord {
         // AcqRel (see "Memory orderings" in `meta_lock`'s docs): Acquire
         // pairs with the previous holder's releasing compare-and-swap;
         // Release publishes our reset `handoff` to the thread that will name
-        // us as predecessor (load-bearing, and beyond what loom can check).
+        // us as predecessor (load-bearing; loom checks it only for a new EE).
         let bits = self.word.swap(ee.busy_bits(), Ordering::AcqRel);
         let mut held = MetaLock::new(self, ee, bits);
         if state(bits) == BUSY {

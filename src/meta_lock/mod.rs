@@ -69,7 +69,11 @@
 //! `handoff = BITS_FOR_GRAB`, which the receiving side reads with Acquire
 //! (its own compare-and-swap's failure ordering).
 //!
-//! The loom models cannot check the swap's Release half: loom lets a
+//! The loom models check the swap's Release half only where the
+//! predecessor's EE is new: the successor's compare-and-swap on
+//! `pred.handoff` must come after that atomic's initialisation
+//! (`a_predecessor_comes_back_while_its_successor_takes_the_bits` fails
+//! without the Release). They cannot check the rest: loom lets a
 //! compare-and-swap, even a failed one, read only the newest store, where
 //! the memory model lets a failed one read an older value. Without that
 //! Release a successor's compare-and-swap on `pred.handoff` could read the
