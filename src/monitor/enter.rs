@@ -6,7 +6,7 @@ use core::ptr;
 #[cfg(not(metalock_swap_only))]
 use super::profile::Profile;
 use super::queue::{append_to_queue, requeue_first, requeue_invited};
-use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is};
+use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is, signal_after_timed_park};
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
 use crate::meta_lock::{MetaLock, hooks};
@@ -476,12 +476,7 @@ impl MultiUseWord {
                 return signal;
             }
             if ee.parker.park(deadline) {
-                // Acquire: as above; a signal may have raced the time.
-                let signal = ee.monitor_signal.load(Ordering::Acquire);
-                if signal == SIGNAL_HANDED_OVER {
-                    hooks::fire(hooks::HandoffEvent::HandedOverAsATimedParkEnded);
-                }
-                return signal;
+                return signal_after_timed_park(ee);
             }
         }
     }

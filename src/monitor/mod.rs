@@ -90,8 +90,9 @@ pub use wait_table::share_one_stripe;
 
 use core::time::Duration;
 
-use crate::exec_env::ExecEnv;
+use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER};
 use crate::lock_record::{LockRecord, record_of};
+use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::word::{BUSY, LOCKED, MultiUseWord, QUEUE_SUMMARY, state};
 
@@ -123,6 +124,19 @@ pub(crate) const REENTERED: &str = "metalock: a Synchronized (or RawMonitor) was
 #[inline(always)]
 fn locked_bits(record: &LockRecord) -> usize {
     record as *const LockRecord as usize | LOCKED
+}
+
+/// `ee`'s monitor signal, read after its timed park reported that the
+/// time ran out: an exit may have stored it just before its unpark, and
+/// the thread then takes it (invited, or handed the monitor) as if woken.
+fn signal_after_timed_park(ee: &ExecEnv) -> usize {
+    // Acquire pairs with the Release store of the exit that signals us: its
+    // changes, and those of every owner before it, are visible.
+    let signal = ee.monitor_signal.load(Ordering::Acquire);
+    if signal == SIGNAL_HANDED_OVER {
+        hooks::fire(hooks::HandoffEvent::HandedOverAsATimedParkEnded);
+    }
+    signal
 }
 
 /// Whether `bits` is LOCKED by a record of `ee`.

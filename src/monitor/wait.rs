@@ -19,9 +19,8 @@ use super::home::{Home, home_with};
 use super::policy;
 use super::wait_table::{Waiting, stripe};
 use crate::exec_env::interrupt::Interrupt;
-use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_INVITED, SIGNAL_NONE};
+use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::LockRecord;
-use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -293,12 +292,7 @@ impl MultiUseWord {
                 break signal;
             }
             if ee.parker.park(deadline) {
-                // A signal may still have raced in.
-                let signal = ee.monitor_signal.load(Ordering::Acquire);
-                if signal == SIGNAL_HANDED_OVER {
-                    hooks::fire(hooks::HandoffEvent::HandedOverAsATimedParkEnded);
-                }
-                break signal;
+                break super::signal_after_timed_park(ee);
             }
         };
         // SAFETY: `ee` is the calling thread's, as for `WaitSpin::new`.
