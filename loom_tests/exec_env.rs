@@ -507,39 +507,21 @@ fn an_ended_thread_guesses_a_keyed_home_held_with_its_donated_record() {
                 a.bump(&held);
             })
         };
-        let contender = {
-            let (b, c) = (Arc::clone(&b), Arc::clone(&c));
-            thread::spawn(move || {
-                let outer = c.word.lock();
-                c.bump(&outer);
-                // A second record: from the free list, refilled.
-                keyed_bump(&b);
-                donated_records_taken()
-            })
-        };
-        ending.join().unwrap();
-        let donated = contender.join().unwrap();
-        assert!(donated <= 1, "at most one refill");
-        reached(donated);
+        let contender = spawn_donation_contender(&b, &c, keyed_bump);
+        join_donation(ending, contender);
         a.check_final(1);
         assert_eq!(keyed_read(&b), 5);
         c.check_final(1);
     });
-    reached_every_path(
-        NAME,
-        &[
-            "allocated the contender's second record",
-            "took a donated one",
-        ],
-    );
+    reached_every_path(NAME, &DONATION_PATHS);
 }
 
 /// The body of the two donation models: `b` locked by its word, or by its
 /// counter's keyed monitor.
 fn ends_holding_a_monitor_and_donates(name: &'static str, keyed: bool) {
-    let lock_and_bump = move |b: &Shared| match keyed {
-        true => keyed_bump(b),
-        false => b.lock_and_bump(),
+    let lock_and_bump: fn(&Shared) = match keyed {
+        true => keyed_bump,
+        false => Shared::lock_and_bump,
     };
     explore(name, builder(2), move || {
         let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
@@ -557,20 +539,8 @@ fn ends_holding_a_monitor_and_donates(name: &'static str, keyed: bool) {
                 assert!(!thread_has_exec_env(), "a late lock binds a detached EE");
             })
         };
-        let contender = {
-            let (b, c) = (Arc::clone(&b), Arc::clone(&c));
-            thread::spawn(move || {
-                let outer = c.word.lock();
-                c.bump(&outer);
-                // A second record: from the free list, refilled.
-                lock_and_bump(&b);
-                donated_records_taken()
-            })
-        };
-        ending.join().unwrap();
-        let donated = contender.join().unwrap();
-        assert!(donated <= 1, "at most one refill");
-        reached(donated);
+        let contender = spawn_donation_contender(&b, &c, lock_and_bump);
+        join_donation(ending, contender);
         a.check_final(1);
         match keyed {
             true => assert_eq!(keyed_read(&b), 3),
@@ -578,13 +548,40 @@ fn ends_holding_a_monitor_and_donates(name: &'static str, keyed: bool) {
         }
         c.check_final(1);
     });
-    reached_every_path(
-        name,
-        &[
-            "allocated the contender's second record",
-            "took a donated one",
-        ],
-    );
+    reached_every_path(name, &DONATION_PATHS);
+}
+
+/// Where a donation model's contender got its second record.
+const DONATION_PATHS: [&str; 2] = [
+    "allocated the contender's second record",
+    "took a donated one",
+];
+
+/// A donation model's contender: it holds `c`'s monitor (its hot record),
+/// so that `lock_and_bump` on `b` takes a second record, from its free list
+/// refilled, maybe with one the ended thread donated; returns how many
+/// donated records it took.
+fn spawn_donation_contender(
+    b: &Arc<Shared>,
+    c: &Arc<Shared>,
+    lock_and_bump: fn(&Shared),
+) -> thread::JoinHandle<usize> {
+    let (b, c) = (Arc::clone(b), Arc::clone(c));
+    thread::spawn(move || {
+        let outer = c.word.lock();
+        c.bump(&outer);
+        lock_and_bump(&b);
+        donated_records_taken()
+    })
+}
+
+/// Joins a donation model's two threads and counts the path its
+/// contender's second record came by.
+fn join_donation(ending: thread::JoinHandle<()>, contender: thread::JoinHandle<usize>) {
+    ending.join().unwrap();
+    let donated = contender.join().unwrap();
+    assert!(donated <= 1, "at most one refill");
+    reached(donated);
 }
 
 /// A thread past its end (as in a late thread-local destructor) makes a
