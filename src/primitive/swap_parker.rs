@@ -41,7 +41,11 @@ impl<F: Futex> SwapParker<F> {
     pub fn park(&self, deadline: Option<Instant>) -> bool {
         loop {
             // Acquire (here and below) pairs with the Release swap in
-            // `unpark`.
+            // `unpark`. After a NOTIFIED here the reset's Acquire would do
+            // alone (it reads this swap's PARKED, which continues the
+            // unparker's release sequence; loom passes every model with
+            // this one Relaxed), but each swap that can take a token orders
+            // by itself, so that neither leans on the other.
             if swap(&self.state, PARKED, Ordering::Acquire) == NOTIFIED {
                 // Reset; a second token that raced in is absorbed with its
                 // writes visible (Acquire), see the invariant.
