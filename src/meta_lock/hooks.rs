@@ -30,6 +30,11 @@ pub enum HandoffEvent {
     /// A notified waiter that an exit invited lost the monitor to another
     /// thread, and queues again ahead of the contenders, to be handed it.
     NotifiedWaiterLost,
+    /// Such a waiter (`NotifiedWaiterLost`) went back first while the
+    /// owner's hold had already queued a notified waiter (the owner's
+    /// `last_notified`), which is now behind it. Fired only in builds with
+    /// test hooks.
+    NotifiedWaiterLostAheadOfLastNotified,
     /// A contender that lost the monitor after an invitation went back to
     /// its place behind records it does not pass (notified waiters, records
     /// passed over too long, contenders that lost before it did).
@@ -46,6 +51,11 @@ pub enum HandoffEvent {
     /// owner (the waiter goes ahead of that contender, or behind it if it
     /// was passed over too long).
     NotifiedFromLastNotified,
+    /// Such a walk (`NotifiedFromLastNotified`) started behind a record
+    /// passed over too long: a notified waiter that lost the monitor went
+    /// back first, or a contender was passed over, ahead of the waiter
+    /// queued last. Fired only in builds with test hooks.
+    NotifiedFromLastNotifiedPastAPassedOver,
     /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
     /// it invited the first (on a fair monitor, handed it the monitor) and
     /// queued the others behind it.
@@ -101,6 +111,15 @@ pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
     let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
     // Release pairs with the Acquire in `fire`.
     HOOK.store(ptr, core::sync::atomic::Ordering::Release);
+}
+
+/// Whether a hook is installed: an event whose condition takes a walk of
+/// a queue tests this first, so that builds with test hooks but no hook
+/// (the examples and benchmarks) do not pay the walk.
+#[cfg(feature = "__test-hooks")]
+pub(crate) fn installed() -> bool {
+    // Acquire as in `fire`.
+    !HOOK.load(core::sync::atomic::Ordering::Acquire).is_null()
 }
 
 #[inline(always)]

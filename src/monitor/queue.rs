@@ -203,6 +203,14 @@ pub(super) unsafe fn insert_notified(
             _ => {
                 if !core::ptr::eq(after, owner) {
                     hooks::fire(hooks::HandoffEvent::NotifiedFromLastNotified);
+                    #[cfg(feature = "__test-hooks")]
+                    if hooks::installed()
+                        && queue_from(owner)
+                            .take_while(|next| !core::ptr::eq(*next, after))
+                            .any(|next| passed_over_too_long(next))
+                    {
+                        hooks::fire(hooks::HandoffEvent::NotifiedFromLastNotifiedPastAPassedOver);
+                    }
                 }
                 after
             }
@@ -234,6 +242,10 @@ pub(super) unsafe fn requeue_first(owner: &LockRecord, record: &LockRecord) {
     unsafe {
         debug_assert!(passed_over_too_long(record));
         debug_assert_last(owner);
+        #[cfg(feature = "__test-hooks")]
+        if !owner.last_notified().is_null() {
+            hooks::fire(hooks::HandoffEvent::NotifiedWaiterLostAheadOfLastNotified);
+        }
         insert_ahead(owner, owner, record, skipped);
     }
 }
@@ -366,7 +378,7 @@ unsafe fn link_behind(owner: &LockRecord, prev: &LockRecord, record: &LockRecord
 /// # Safety
 /// As for [`append_to_queue`], for as long as the iterator is used;
 /// `record` is in a queue of that object.
-#[cfg(debug_assertions)]
+#[cfg(any(debug_assertions, feature = "__test-hooks"))]
 unsafe fn queue_from(record: &LockRecord) -> impl Iterator<Item = &LockRecord> {
     // SAFETY: caller's contract; queued records live forever.
     let next = |record: &LockRecord| unsafe { record.queue().as_ref() };
