@@ -1,8 +1,10 @@
 //! The monitor-level hook events the models count (`MonitorHandedOver`,
 //! `HandedOverAsATimedParkEnded`,
-//! `NotifiedWaiterLost`, `ContenderPassedOver`, `ContenderRequeuedBehind`,
+//! `NotifiedWaiterLost`, `NotifiedWaiterLostAheadOfLastNotified`,
+//! `ContenderPassedOver`, `ContenderRequeuedBehind`,
 //! `ContenderRequeuedBehindALoser`, `NotifiedAheadOfQueue`,
 //! `NotifiedQueuedBehindInvited`, `NotifiedFromLastNotified`,
+//! `NotifiedFromLastNotifiedPastAPassedOver`,
 //! `TimedEnterLeftBetweenTwo`, `TimedEnterLeftAWaitersHead`,
 //! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`,
 //! `OverflowMarkAtAQueuesHead`)
@@ -33,6 +35,9 @@ pub struct Events {
     /// Notified waiters that lost the monitor once invited
     /// (`NotifiedWaiterLost`).
     pub notified_lost: usize,
+    /// Of those, the ones that went back ahead of a waiter a notify had
+    /// queued in the owner's hold (`NotifiedWaiterLostAheadOfLastNotified`).
+    pub notified_lost_ahead_of_last_notified: usize,
     /// Invited contenders that lost the monitor (`ContenderPassedOver`).
     pub passed_over: usize,
     /// Invited contenders that lost and went back behind records they do
@@ -50,6 +55,9 @@ pub struct Events {
     /// Notifies that queued their waiter ahead of a contender from the
     /// waiter queued last in the owner's hold (`NotifiedFromLastNotified`).
     pub from_last_notified: usize,
+    /// Of those, the walks that started behind a record passed over too
+    /// long (`NotifiedFromLastNotifiedPastAPassedOver`).
+    pub from_last_notified_past_a_passed_over: usize,
     /// Timed enters that left their queue from between two records, neither
     /// the head (`TimedEnterLeftBetweenTwo`).
     pub left_between_two: usize,
@@ -127,12 +135,14 @@ pub fn events() -> Events {
         static HANDED_OVER: Cell<usize> = const { Cell::new(0) };
         static HANDED_OVER_AS_A_TIMED_PARK_ENDED: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_LOST: Cell<usize> = const { Cell::new(0) };
+        static NOTIFIED_LOST_AHEAD_OF_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
         static PASSED_OVER: Cell<usize> = const { Cell::new(0) };
         static REQUEUED_BEHIND: Cell<usize> = const { Cell::new(0) };
         static REQUEUED_BEHIND_A_LOSER: Cell<usize> = const { Cell::new(0) };
         static NOTIFIED_AHEAD: Cell<usize> = const { Cell::new(0) };
         static QUEUED_BEHIND_INVITED: Cell<usize> = const { Cell::new(0) };
         static FROM_LAST_NOTIFIED: Cell<usize> = const { Cell::new(0) };
+        static FROM_LAST_NOTIFIED_PAST_A_PASSED_OVER: Cell<usize> = const { Cell::new(0) };
         static LEFT_BETWEEN_TWO: Cell<usize> = const { Cell::new(0) };
         static LEFT_A_WAITERS_HEAD: Cell<usize> = const { Cell::new(0) };
         static GAVE_UP: Cell<[usize; 5]> = const { Cell::new([0; 5]) };
@@ -164,12 +174,18 @@ pub fn events() -> Events {
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
             HandoffEvent::HandedOverAsATimedParkEnded => &HANDED_OVER_AS_A_TIMED_PARK_ENDED,
             HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
+            HandoffEvent::NotifiedWaiterLostAheadOfLastNotified => {
+                &NOTIFIED_LOST_AHEAD_OF_LAST_NOTIFIED
+            }
             HandoffEvent::ContenderPassedOver => &PASSED_OVER,
             HandoffEvent::ContenderRequeuedBehind => &REQUEUED_BEHIND,
             HandoffEvent::ContenderRequeuedBehindALoser => &REQUEUED_BEHIND_A_LOSER,
             HandoffEvent::NotifiedAheadOfQueue => &NOTIFIED_AHEAD,
             HandoffEvent::NotifiedQueuedBehindInvited => &QUEUED_BEHIND_INVITED,
             HandoffEvent::NotifiedFromLastNotified => &FROM_LAST_NOTIFIED,
+            HandoffEvent::NotifiedFromLastNotifiedPastAPassedOver => {
+                &FROM_LAST_NOTIFIED_PAST_A_PASSED_OVER
+            }
             HandoffEvent::TimedEnterLeftBetweenTwo => &LEFT_BETWEEN_TWO,
             HandoffEvent::TimedEnterLeftAWaitersHead => &LEFT_A_WAITERS_HEAD,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
@@ -200,12 +216,15 @@ pub fn events() -> Events {
         handed_over: HANDED_OVER.with(Cell::get),
         handed_over_as_a_timed_park_ended: HANDED_OVER_AS_A_TIMED_PARK_ENDED.with(Cell::get),
         notified_lost: NOTIFIED_LOST.with(Cell::get),
+        notified_lost_ahead_of_last_notified: NOTIFIED_LOST_AHEAD_OF_LAST_NOTIFIED.with(Cell::get),
         passed_over: PASSED_OVER.with(Cell::get),
         requeued_behind: REQUEUED_BEHIND.with(Cell::get),
         requeued_behind_a_loser: REQUEUED_BEHIND_A_LOSER.with(Cell::get),
         notified_ahead: NOTIFIED_AHEAD.with(Cell::get),
         queued_behind_invited: QUEUED_BEHIND_INVITED.with(Cell::get),
         from_last_notified: FROM_LAST_NOTIFIED.with(Cell::get),
+        from_last_notified_past_a_passed_over: FROM_LAST_NOTIFIED_PAST_A_PASSED_OVER
+            .with(Cell::get),
         left_between_two: LEFT_BETWEEN_TWO.with(Cell::get),
         left_a_waiters_head: LEFT_A_WAITERS_HEAD.with(Cell::get),
         gave_up: GAVE_UP.with(Cell::get),
