@@ -32,8 +32,10 @@ pub enum HandoffEvent {
     NotifiedWaiterLost,
     /// Such a waiter (`NotifiedWaiterLost`) went back first while the
     /// owner's hold had already queued a notified waiter (the owner's
-    /// `last_notified`), which is now behind it. Fired only in builds with
-    /// test hooks.
+    /// `last_notified`), which is now behind it. Only builds with test
+    /// hooks have this event (its condition is one more read under the
+    /// meta-lock).
+    #[cfg(feature = "__test-hooks")]
     NotifiedWaiterLostAheadOfLastNotified,
     /// A contender that lost the monitor after an invitation went back to
     /// its place behind records it does not pass (notified waiters, records
@@ -52,9 +54,12 @@ pub enum HandoffEvent {
     /// was passed over too long).
     NotifiedFromLastNotified,
     /// Such a walk (`NotifiedFromLastNotified`) started behind a record
-    /// passed over too long: a notified waiter that lost the monitor went
-    /// back first, or a contender was passed over, ahead of the waiter
-    /// queued last. Fired only in builds with test hooks.
+    /// passed over too long: a notified waiter that lost the monitor and
+    /// went back first, or a contender passed over too long, is ahead of
+    /// the waiter queued last. The condition takes a walk of the queue, so
+    /// only builds with test hooks have this event, and only while a hook
+    /// is installed.
+    #[cfg(feature = "__test-hooks")]
     NotifiedFromLastNotifiedPastAPassedOver,
     /// A `notify_all` found the monitor NEUTRAL with two or more waiters:
     /// it invited the first (on a fair monitor, handed it the monitor) and
@@ -118,8 +123,9 @@ pub fn set_handoff_hook(hook: Option<fn(HandoffEvent)>) {
 /// (the examples and benchmarks) do not pay the walk.
 #[cfg(feature = "__test-hooks")]
 pub(crate) fn installed() -> bool {
-    // Acquire as in `fire`.
-    !HOOK.load(core::sync::atomic::Ordering::Acquire).is_null()
+    // Relaxed: this only decides whether to compute an event's condition;
+    // `fire` loads the hook again, with Acquire, before it calls it.
+    !HOOK.load(core::sync::atomic::Ordering::Relaxed).is_null()
 }
 
 #[inline(always)]

@@ -373,7 +373,8 @@ unsafe fn link_behind(owner: &LockRecord, prev: &LockRecord, record: &LockRecord
     }
 }
 
-/// The records queued behind `record`, in order (debug checks only).
+/// The records queued behind `record`, in order (debug checks and the
+/// test hooks' events only).
 ///
 /// # Safety
 /// As for [`append_to_queue`], for as long as the iterator is used;
