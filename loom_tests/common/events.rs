@@ -173,7 +173,10 @@ pub fn events() -> Events {
             }
             HandoffEvent::MonitorHandedOver => &HANDED_OVER,
             HandoffEvent::HandedOverAsATimedParkEnded => &HANDED_OVER_AS_A_TIMED_PARK_ENDED,
-            HandoffEvent::NotifiedWaiterLost => &NOTIFIED_LOST,
+            HandoffEvent::NotifiedWaiterLost => {
+                LOSERS.with(|losers| losers.borrow_mut().push(loom::thread::current().id()));
+                &NOTIFIED_LOST
+            }
             HandoffEvent::NotifiedWaiterLostAheadOfLastNotified => {
                 &NOTIFIED_LOST_AHEAD_OF_LAST_NOTIFIED
             }
@@ -238,6 +241,20 @@ loom::thread_local! {
     /// Whether this model thread won a hand-off's race as successor
     /// (`PredecessorWon`) and has not yet unparked its predecessor.
     static OWES_AN_UNPARK: Cell<bool> = Cell::new(false);
+}
+
+std::thread_local! {
+    /// The model threads that lost the monitor as notified waiters, in the
+    /// order they went back into the queue (`NotifiedWaiterLost`).
+    static LOSERS: std::cell::RefCell<Vec<loom::thread::ThreadId>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The model threads that lost the monitor as notified waiters since the
+/// last call, in the order they went back into the queue; counted once
+/// `events` has installed the hook.
+pub fn take_losers() -> Vec<loom::thread::ThreadId> {
+    LOSERS.with(|losers| losers.take())
 }
 
 std::thread_local! {
