@@ -221,9 +221,11 @@ pub mod __test_hooks {
         donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken,
     };
     pub use crate::exec_env::{exec_envs_allocated, thread_exec_env, thread_has_exec_env};
+    #[cfg(metalock_model)]
+    pub use crate::meta_lock::hooks::SpinEnd;
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(metalock_model)]
-    pub use crate::monitor::share_one_stripe;
+    pub use crate::monitor::{share_one_stripe, spin_waits};
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

@@ -76,6 +76,12 @@ pub(crate) fn yield_now() {
     crate::sys::get().yield_now();
 }
 
+/// Under the model checkers, a switch to another model thread: a spin
+/// round of a wait in an execution that asks waits to spin
+/// (`monitor::spin_waits`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) use model::thread::yield_now as model_yield_now;
+
 /// Under loom, the swap-only meta-lock's retry loop: a thread that finds the
 /// meta-lock taken blocks until some meta-lock is released, then tries
 /// again, where the real loop yields and sleeps in rounds. A failed retry

@@ -83,6 +83,23 @@ pub enum HandoffEvent {
     /// (WAITERS), and set or cleared the home's overflow mark in the
     /// payload displaced into the record at the queue's head.
     OverflowMarkAtAQueuesHead(bool),
+    /// A waiter's wait ended while it spun, before it parked, as the
+    /// payload says. Only under the model checkers, where a wait spins only
+    /// in executions that ask it to (`monitor::spin_waits`).
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    WaitEndedInItsSpin(SpinEnd),
+}
+
+/// What a waiter saw while it spun (`WaitEndedInItsSpin`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpinEnd {
+    /// An exit invited it to re-contend, once notified.
+    Invited,
+    /// An exit handed it the monitor, once notified.
+    HandedOver,
+    /// Its interrupt, which it leaves pending for the wait to report.
+    Interrupted,
 }
 
 /// How a timed enter whose time ran out settled (`give_up`).

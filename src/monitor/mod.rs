@@ -84,6 +84,8 @@ mod wait;
 mod wait_table;
 
 pub(crate) use condition::ConditionWord;
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub use policy::spin_waits;
 pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use wait_table::share_one_stripe;

@@ -103,6 +103,33 @@ pub(super) struct WaitSpin {
     /// When the wait parked, if it learns.
     #[cfg(not(metalock_model))]
     parked: Option<Parked>,
+    /// Under the model checkers, the yields left of an execution that asks
+    /// waits to spin (`spin_waits`).
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    model_yields: u32,
+}
+
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+crate::primitive::lazy_static! {
+    /// Under the model checkers, the yields a wait spins before it parks in
+    /// the current execution (`spin_waits`): one static per execution,
+    /// none at the start of each.
+    static ref MODEL_WAIT_YIELDS: std::sync::atomic::AtomicU32 =
+        std::sync::atomic::AtomicU32::new(0);
+}
+
+/// Under the model checkers, lets every wait of the current execution spin
+/// `yields` rounds before it parks, each a yield to the other model
+/// threads, where otherwise a wait parks at once (the wait policy reads the
+/// clock, which a model must not): so that a model reaches a waiter that
+/// sees its notify or its interrupt while it spins and never parks (a wait
+/// whose deadline has passed spins too: no clock is read). Called at the
+/// start of an execution, before any wait.
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub fn spin_waits(yields: u32) {
+    // Relaxed: set by the execution's own thread before any wait; the
+    // checker does not see it (its threads share one OS thread).
+    MODEL_WAIT_YIELDS.store(yields, std::sync::atomic::Ordering::Relaxed);
 }
 
 impl WaitSpin {
@@ -110,7 +137,7 @@ impl WaitSpin {
     /// wait set's key and whether the waiter is alone in its stripe: none
     /// once the deadline has passed, so that a wait with a zero timeout
     /// returns without yielding (and learns nothing). Under the model
-    /// checkers, none at all.
+    /// checkers, none unless the execution asks (`spin_waits`).
     ///
     /// # Safety
     /// `ee` is the calling thread's.
@@ -168,6 +195,9 @@ impl WaitSpin {
             let _ = (ee, deadline, set);
             Self {
                 spin: SpinWait::default(),
+                // Relaxed: see `spin_waits`.
+                #[cfg(feature = "__test-hooks")]
+                model_yields: MODEL_WAIT_YIELDS.load(std::sync::atomic::Ordering::Relaxed),
             }
         }
     }
@@ -185,6 +215,12 @@ impl WaitSpin {
         #[cfg(not(metalock_model))]
         if self.spin.yields_next() && passed(self.deadline) {
             return false;
+        }
+        #[cfg(all(metalock_model, feature = "__test-hooks"))]
+        if self.model_yields > 0 {
+            self.model_yields -= 1;
+            crate::primitive::model_yield_now();
+            return true;
         }
         if self.spin.spin() {
             return true;

@@ -21,6 +21,8 @@ use super::wait_table::{Waiting, stripe};
 use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_INVITED, SIGNAL_NONE};
 use crate::lock_record::LockRecord;
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -273,10 +275,19 @@ impl MultiUseWord {
         let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, set) };
         while spin.spin() {
             if signal() != SIGNAL_NONE {
+                #[cfg(all(metalock_model, feature = "__test-hooks"))]
+                hooks::fire(hooks::HandoffEvent::WaitEndedInItsSpin(match signal() {
+                    SIGNAL_INVITED => hooks::SpinEnd::Invited,
+                    _ => hooks::SpinEnd::HandedOver,
+                }));
                 spin.signalled();
                 return signal();
             }
             if interrupted() {
+                #[cfg(all(metalock_model, feature = "__test-hooks"))]
+                hooks::fire(hooks::HandoffEvent::WaitEndedInItsSpin(
+                    hooks::SpinEnd::Interrupted,
+                ));
                 return SIGNAL_NONE;
             }
         }
