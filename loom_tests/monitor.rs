@@ -406,30 +406,45 @@ fn unlock_fair_hands_the_monitor_over() {
 /// over, the waiter comes back once notified, and the monitor stays fair.
 #[test]
 fn fair_monitor_wait_notify_and_contender() {
+    fair_wait_notify_and_contender("fair_monitor_wait_notify_and_contender", 0);
+}
+
+/// The same with the wait spinning one round before it parks, as waits do
+/// outside the model checkers (`spin_waits`): asserts too that some
+/// execution handed the monitor to the waiter while it spun.
+#[test]
+fn a_spinning_waiter_is_handed_a_fair_monitor() {
+    let name = "a_spinning_waiter_is_handed_a_fair_monitor";
+    let before = events();
+    fair_wait_notify_and_contender(name, 1);
+    let [invited, handed_over, _] = events().ended_in_spin_since(&before);
+    println!("{name}: spins that saw an invitation {invited}, a hand-over {handed_over}");
+    assert!(handed_over > 0, "{name}: no spin saw a hand-over");
+}
+
+/// The model of the two above, the wait spinning `spin` rounds.
+fn fair_wait_notify_and_contender(name: &'static str, spin: u32) {
     let hand_overs_before = events().handed_over;
-    explore(
-        "fair_monitor_wait_notify_and_contender",
-        three_threads(),
-        || {
-            let shared = Shared::fair();
-            let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
-            let contender = spawn(&shared, |shared| {
-                let g = shared.word.lock();
-                shared.word.set_payload(PAYLOAD);
-                shared.bump(&g);
-            });
-            {
-                let g = shared.word.lock();
-                shared.set_flag(&g);
-                g.notify_one();
-            }
-            waiter.join().unwrap();
-            contender.join().unwrap();
-            shared.check_final_fair(2);
-        },
-    );
+    explore(name, three_threads(), move || {
+        metalock::__test_hooks::spin_waits(spin);
+        let shared = Shared::fair();
+        let waiter = spawn(&shared, |shared| wait_for_flag(shared, 1));
+        let contender = spawn(&shared, |shared| {
+            let g = shared.word.lock();
+            shared.word.set_payload(PAYLOAD);
+            shared.bump(&g);
+        });
+        {
+            let g = shared.word.lock();
+            shared.set_flag(&g);
+            g.notify_one();
+        }
+        waiter.join().unwrap();
+        contender.join().unwrap();
+        shared.check_final_fair(2);
+    });
     let handed_over = events().handed_over - hand_overs_before;
-    println!("fair_monitor_wait_notify_and_contender: {handed_over} hand-overs");
+    println!("{name}: {handed_over} hand-overs");
     assert!(handed_over > 0, "no execution handed the monitor over");
 }
 
@@ -1145,53 +1160,80 @@ fn two_invited_contenders_lose_and_go_back_in_order() {
 /// time ran out may report an interrupt that came while it re-entered).
 #[test]
 fn a_timed_interruptible_wait_races_a_notify_and_an_interrupt() {
+    interruptible_wait_races(
+        "a_timed_interruptible_wait_races_a_notify_and_an_interrupt",
+        0,
+        two_threads(),
+    );
+}
+
+/// The same race with the wait spinning one round before it parks, as
+/// waits do outside the model checkers (`spin_waits`): asserted, as above,
+/// that the notify and the interrupt are each reported exactly once, and
+/// that some execution saw the signal in the spin and some the interrupt
+/// (which the spin leaves pending for the wait to report). A planted spin
+/// that takes the interrupt when it sees it (so that the wait reports a
+/// timeout) fails this model and passes the one above.
+#[test]
+fn a_spinning_waiter_races_a_notify_and_an_interrupt() {
+    let name = "a_spinning_waiter_races_a_notify_and_an_interrupt";
+    let before = events();
+    interruptible_wait_races(name, 1, two_threads());
+    let [invited, handed_over, interrupted] = events().ended_in_spin_since(&before);
+    println!(
+        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
+         the interrupt {interrupted}"
+    );
+    assert!(invited > 0, "{name}: no spin saw its invitation");
+    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+}
+
+/// The race of the two models above, the wait spinning `spin` rounds.
+fn interruptible_wait_races(name: &'static str, spin: u32, builder: Builder) {
     use loom::sync::Mutex;
     use loom::sync::atomic::{AtomicBool, Ordering};
 
-    explore(
-        "a_timed_interruptible_wait_races_a_notify_and_an_interrupt",
-        two_threads(),
-        || {
-            let word = Arc::new(MultiUseWord::new());
-            let handle = Arc::new(Mutex::new(None));
-            let sent = Arc::new(AtomicBool::new(false));
-            let waiter = {
-                let (word, handle, sent) = (word.clone(), handle.clone(), sent.clone());
-                thread::spawn(move || {
-                    *handle.lock().unwrap() = Some(metalock::interrupt_handle());
-                    let result = word
-                        .lock()
-                        .wait_for_interruptibly(Duration::from_secs(1))
-                        .map(|result| result.timed_out());
-                    // SeqCst: the interrupt, sent before the flag, is seen.
-                    while !sent.load(Ordering::SeqCst) {
-                        thread::yield_now();
-                    }
-                    (result, metalock::interrupted())
-                })
-            };
-            let handle = loop {
-                if let Some(handle) = handle.lock().unwrap().take() {
-                    break handle;
+    explore(name, builder, move || {
+        metalock::__test_hooks::spin_waits(spin);
+        let word = Arc::new(MultiUseWord::new());
+        let handle = Arc::new(Mutex::new(None));
+        let sent = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (word, handle, sent) = (word.clone(), handle.clone(), sent.clone());
+            thread::spawn(move || {
+                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                let result = word
+                    .lock()
+                    .wait_for_interruptibly(Duration::from_secs(1))
+                    .map(|result| result.timed_out());
+                // SeqCst: the interrupt, sent before the flag, is seen.
+                while !sent.load(Ordering::SeqCst) {
+                    thread::yield_now();
                 }
-                thread::yield_now();
-            };
-            handle.interrupt();
-            let notified = word.lock().notify_one();
-            sent.store(true, Ordering::SeqCst);
-            let (result, pending) = waiter.join().unwrap();
-            assert_eq!(
-                notified,
-                result == Ok(false),
-                "notified {notified}, wait {result:?}"
-            );
-            assert_eq!(
-                pending,
-                result.is_ok(),
-                "pending {pending}, wait {result:?}"
-            );
-        },
-    );
+                (result, metalock::interrupted())
+            })
+        };
+        let handle = loop {
+            if let Some(handle) = handle.lock().unwrap().take() {
+                break handle;
+            }
+            thread::yield_now();
+        };
+        handle.interrupt();
+        let notified = word.lock().notify_one();
+        sent.store(true, Ordering::SeqCst);
+        let (result, pending) = waiter.join().unwrap();
+        assert_eq!(
+            notified,
+            result == Ok(false),
+            "notified {notified}, wait {result:?}"
+        );
+        assert_eq!(
+            pending,
+            result.is_ok(),
+            "pending {pending}, wait {result:?}"
+        );
+    });
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! `NotifiedFromLastNotifiedPastAPassedOver`,
 //! `TimedEnterLeftBetweenTwo`, `TimedEnterLeftAWaitersHead`,
 //! `TimedEnterSettled`, `PayloadSetAtAQueuesHead`,
-//! `OverflowMarkAtAQueuesHead`)
+//! `OverflowMarkAtAQueuesHead`, `WaitEndedInItsSpin`)
 //! and the meta-lock's `WokeEarly`, so that a model can assert that its
 //! executions reached the path it names; and which model threads won a
 //! meta-lock hand-off's race as successor (`PredecessorWon`) and have not
@@ -76,6 +76,10 @@ pub struct Events {
     /// Meta-lock hand-off parks that came back before their part was done
     /// (`WokeEarly`): on a token a monitor's unpark left, or spuriously.
     pub woke_early: usize,
+    /// Waits that ended while they spun, in executions that let waits
+    /// spin (`WaitEndedInItsSpin`): invited (`[0]`), handed the monitor
+    /// (`[1]`), interrupted (`[2]`).
+    pub ended_in_spin: [usize; 3],
 }
 
 /// The ways a timed enter whose time ran out settles.
@@ -88,6 +92,12 @@ const GIVE_UPS: [GiveUp; 5] = [
 ];
 
 impl Events {
+    /// How many waits ended in their spin since `before`, each way:
+    /// invited, handed the monitor, interrupted.
+    pub fn ended_in_spin_since(&self, before: &Events) -> [usize; 3] {
+        [0, 1, 2].map(|i| self.ended_in_spin[i] - before.ended_in_spin[i])
+    }
+
     /// How many timed enters settled in each way since `before`.
     pub fn gave_up_since(&self, before: &Events) -> Vec<(GiveUp, usize)> {
         GIVE_UPS
@@ -149,6 +159,7 @@ pub fn events() -> Events {
         static PAYLOAD_SET_AT_HEAD: Cell<usize> = const { Cell::new(0) };
         static OVERFLOW_MARK_AT_HEAD: Cell<[usize; 2]> = const { Cell::new([0; 2]) };
         static WOKE_EARLY: Cell<usize> = const { Cell::new(0) };
+        static ENDED_IN_SPIN: Cell<[usize; 3]> = const { Cell::new([0; 3]) };
     }
     fn count(event: HandoffEvent) {
         let counter = match event {
@@ -193,6 +204,14 @@ pub fn events() -> Events {
             HandoffEvent::TimedEnterLeftAWaitersHead => &LEFT_A_WAITERS_HEAD,
             HandoffEvent::WokeEarly => &WOKE_EARLY,
             HandoffEvent::PayloadSetAtAQueuesHead => &PAYLOAD_SET_AT_HEAD,
+            HandoffEvent::WaitEndedInItsSpin(end) => {
+                ENDED_IN_SPIN.with(|n| {
+                    let mut counts = n.get();
+                    counts[end as usize] += 1;
+                    n.set(counts);
+                });
+                return;
+            }
             HandoffEvent::OverflowMarkAtAQueuesHead(set) => {
                 OVERFLOW_MARK_AT_HEAD.with(|n| {
                     let mut counts = n.get();
@@ -234,6 +253,7 @@ pub fn events() -> Events {
         payload_set_at_head: PAYLOAD_SET_AT_HEAD.with(Cell::get),
         overflow_mark_at_head: OVERFLOW_MARK_AT_HEAD.with(Cell::get),
         woke_early: WOKE_EARLY.with(Cell::get),
+        ended_in_spin: ENDED_IN_SPIN.with(Cell::get),
     }
 }
 
