@@ -1495,9 +1495,9 @@ fn a_notified_waiter_goes_back_ahead_of_a_notify_loops_last_waiter() {
 /// its 294 executions are the orders in which the blocked threads resume
 /// (one preemption more takes 1.9 million, 221 s); at 1 without the
 /// extra-fast path (16,669 executions on `meta-lock-only`, 22,251 on
-/// `swap-only`, 2-3 s). A planted `requeue_first`
-/// that puts the waiter first, ahead of those passed over too long, fails
-/// it and no other model of the monitor or conditions.
+/// `swap-only`, 2-3 s). A planted `requeue_first` that puts the waiter
+/// first, ahead of those passed over too long, fails it and no other model
+/// of the monitor or conditions.
 #[test]
 fn three_notified_waiters_lose_and_go_back_first_in_turn() {
     use loom::sync::Mutex;
