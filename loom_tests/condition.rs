@@ -518,7 +518,7 @@ fn condition_notify_races_an_interrupt_of_a_spinning_waiter() {
 /// The race of the two models above, the waits spinning `spin` rounds.
 fn condition_notify_races(name: &'static str, spin: u32, builder: Builder) {
     explore(name, builder, move || {
-        metalock::__test_hooks::spin_waits(spin);
+        let _spinning = metalock::__test_hooks::spin_waits(spin);
         let shared = shared();
         let handle = Arc::new(Mutex::new(None));
         let a = {

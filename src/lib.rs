@@ -225,7 +225,7 @@ pub mod __test_hooks {
     pub use crate::meta_lock::hooks::SpinEnd;
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(metalock_model)]
-    pub use crate::monitor::{share_one_stripe, spin_waits};
+    pub use crate::monitor::{SpinningWaits, share_one_stripe, spin_waits};
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

@@ -85,7 +85,7 @@ mod wait_table;
 
 pub(crate) use condition::ConditionWord;
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-pub use policy::spin_waits;
+pub use policy::{SpinningWaits, spin_waits};
 pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use wait_table::share_one_stripe;

@@ -110,26 +110,40 @@ pub(super) struct WaitSpin {
 }
 
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-crate::primitive::lazy_static! {
-    /// Under the model checkers, the yields a wait spins before it parks in
-    /// the current execution (`spin_waits`): one static per execution,
-    /// none at the start of each.
-    static ref MODEL_WAIT_YIELDS: std::sync::atomic::AtomicU32 =
-        std::sync::atomic::AtomicU32::new(0);
+std::thread_local! {
+    /// Under the model checkers, the yields a wait spins before it parks
+    /// (`spin_waits`). A thread-local of the test's OS thread, which runs
+    /// every model thread, and not the checker's: a static the checker
+    /// tracks would order every wait after the first, in models that never
+    /// ask waits to spin too.
+    static MODEL_WAIT_YIELDS: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
 }
 
-/// Under the model checkers, lets every wait of the current execution spin
-/// `yields` rounds before it parks, each a yield to the other model
-/// threads, where otherwise a wait parks at once (the wait policy reads the
-/// clock, which a model must not): so that a model reaches a waiter that
-/// sees its notify or its interrupt while it spins and never parks (a wait
-/// whose deadline has passed spins too: no clock is read). Called at the
-/// start of an execution, before any wait.
+/// Under the model checkers, lets every wait spin `yields` rounds before it
+/// parks while the returned guard lives, each round a yield to the other
+/// model threads, where otherwise a wait parks at once (the wait policy
+/// reads the clock, which a model must not): so that a model reaches a
+/// waiter that sees its notify or its interrupt while it spins and never
+/// parks (a wait whose deadline has passed spins too: no clock is read).
+/// Called at the start of an execution, before any wait; the guard ends
+/// with it.
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-pub fn spin_waits(yields: u32) {
-    // Relaxed: set by the execution's own thread before any wait; the
-    // checker does not see it (its threads share one OS thread).
-    MODEL_WAIT_YIELDS.store(yields, std::sync::atomic::Ordering::Relaxed);
+pub fn spin_waits(yields: u32) -> SpinningWaits {
+    MODEL_WAIT_YIELDS.with(|n| n.set(yields));
+    SpinningWaits(())
+}
+
+/// While it lives, waits spin under the model checkers (`spin_waits`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+#[must_use = "waits spin only while the guard lives"]
+#[derive(Debug)]
+pub struct SpinningWaits(());
+
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+impl Drop for SpinningWaits {
+    fn drop(&mut self) {
+        MODEL_WAIT_YIELDS.with(|n| n.set(0));
+    }
 }
 
 impl WaitSpin {
@@ -195,9 +209,8 @@ impl WaitSpin {
             let _ = (ee, deadline, set);
             Self {
                 spin: SpinWait::default(),
-                // Relaxed: see `spin_waits`.
                 #[cfg(feature = "__test-hooks")]
-                model_yields: MODEL_WAIT_YIELDS.load(std::sync::atomic::Ordering::Relaxed),
+                model_yields: MODEL_WAIT_YIELDS.with(core::cell::Cell::get),
             }
         }
     }

@@ -274,14 +274,15 @@ impl MultiUseWord {
         // below (`wait` takes it from the record the thread waits with).
         let mut spin = unsafe { policy::WaitSpin::new(ee, deadline, set) };
         while spin.spin() {
-            if signal() != SIGNAL_NONE {
+            let seen = signal();
+            if seen != SIGNAL_NONE {
                 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-                hooks::fire(hooks::HandoffEvent::WaitEndedInItsSpin(match signal() {
+                hooks::fire(hooks::HandoffEvent::WaitEndedInItsSpin(match seen {
                     SIGNAL_INVITED => hooks::SpinEnd::Invited,
                     _ => hooks::SpinEnd::HandedOver,
                 }));
                 spin.signalled();
-                return signal();
+                return seen;
             }
             if interrupted() {
                 #[cfg(all(metalock_model, feature = "__test-hooks"))]
