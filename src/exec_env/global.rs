@@ -70,6 +70,14 @@ pub use pools::{donated_records_taken, model_thread_exits, stale_wakeups_taken};
 #[cfg(metalock_model)]
 pub(super) use registry::allocate_records;
 
+/// Creates this execution's pools and registry of EEs and records
+/// (`__test_hooks::start_execution`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) fn create_model_statics() {
+    pools::create_pools();
+    registry::create_registry();
+}
+
 mod pools {
     #[cfg(metalock_model)]
     use super::registry::allocate_env;
@@ -125,6 +133,12 @@ mod pools {
     crate::primitive::lazy_static! {
         /// One model execution's pools, dropped with it.
         static ref POOLS: SysMutex<Pools> = SysMutex::new(Pools::EMPTY);
+    }
+
+    /// Creates this execution's pools (`__test_hooks::start_execution`).
+    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    pub(crate) fn create_pools() {
+        let _ = core::ops::Deref::deref(&POOLS);
     }
 
     /// Whether the model checkers see threads end (`model_thread_exits`):
@@ -462,6 +476,12 @@ mod registry {
 
     crate::primitive::lazy_static! {
         static ref REGISTRY: Registry = Registry::new();
+    }
+
+    /// Creates this execution's registry (`__test_hooks::start_execution`).
+    #[cfg(feature = "__test-hooks")]
+    pub(crate) fn create_registry() {
+        let _ = core::ops::Deref::deref(&REGISTRY);
     }
 
     /// A fresh EE that lives until the next execution starts.

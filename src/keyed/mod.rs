@@ -30,6 +30,8 @@ mod guard;
 mod table;
 
 pub use self::guard::KeyedGuard;
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) use self::table::create_table;
 
 use core::num::NonZeroUsize;
 use core::ptr::NonNull;

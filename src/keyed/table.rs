@@ -215,6 +215,12 @@ crate::primitive::lazy_static! {
     };
 }
 
+/// Creates this execution's overflow table (`__test_hooks::start_execution`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) fn create_table() {
+    let _ = core::ops::Deref::deref(&TABLE);
+}
+
 /// The process's table.
 #[inline]
 pub(super) fn table() -> &'static Table {

@@ -90,6 +90,14 @@ pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use wait_table::share_one_stripe;
 
+/// Creates this execution's wait table, and homes (`__test_hooks::start_execution`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) fn create_model_statics() {
+    wait_table::create_stripes();
+    #[cfg(feature = "std")]
+    home::create_homes();
+}
+
 use core::time::Duration;
 
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER};

@@ -366,6 +366,12 @@ crate::primitive::lazy_static! {
     };
 }
 
+/// Creates this execution's stripes (`__test_hooks::start_execution`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(super) fn create_stripes() {
+    let _ = core::ops::Deref::deref(&STRIPES);
+}
+
 /// Under the model checkers, puts every word and condition of the current
 /// execution in one stripe, as the stripes do now and then outside them: a
 /// stripe's list then holds waiters of other keys, which its walks must

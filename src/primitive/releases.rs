@@ -12,6 +12,12 @@ super::lazy_static! {
     };
 }
 
+/// Creates this execution's count of releases (`__test_hooks::start_execution`).
+#[cfg(feature = "__test-hooks")]
+pub(crate) fn create_releases() {
+    let _ = core::ops::Deref::deref(&RELEASES);
+}
+
 /// Runs `attempt` until it returns `Some`, blocking between attempts
 /// until the next `released`.
 pub(crate) fn retry_after_release<R>(mut attempt: impl FnMut() -> Option<R>) -> R {

@@ -122,6 +122,12 @@ crate::primitive::lazy_static! {
     static ref TABLE: [Home; HOMES] = core::array::from_fn(|_| Home::new());
 }
 
+/// Creates this execution's homes (`__test_hooks::start_execution`).
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub(crate) fn create_homes() {
+    let _ = core::ops::Deref::deref(&TABLE);
+}
+
 /// The key bits of a home's NEUTRAL form.
 #[inline(always)]
 fn key_part(neutral: usize) -> usize {
