@@ -76,7 +76,8 @@
 //!   model build only, implying `std`. Under either model checker there is
 //!   no `RawMonitor`, `stats` or `diagnostics` (a model's threads and their
 //!   environments last one execution, so there is nothing process-wide to
-//!   count or list).
+//!   count or list). Under `--cfg loom`, `metalock::model` runs a user's loom
+//!   model with the crate's statics created first in each execution.
 //!
 //! # Values without a word, and interrupts
 //!
@@ -158,6 +159,8 @@ mod interrupt;
 mod keyed;
 mod lock_record;
 mod meta_lock;
+#[cfg(loom)]
+pub mod model;
 mod monitor;
 mod payload;
 mod primitive;
@@ -232,24 +235,6 @@ pub mod __test_hooks {
     /// for their loom models (`loom_tests/primitives.rs`).
     #[cfg(loom)]
     pub use crate::primitive::{ModelFutex, SwapMutex, SwapParker};
-
-    /// Under the model checkers, creates the crate's statics of the current
-    /// execution (EE pools, wait table, homes, keyed table) on the calling
-    /// thread: called first in every execution of the crate's own models, on
-    /// its main thread. Loom orders every access of such a static after its
-    /// creation; created by a thread in the middle of its work, it would order
-    /// that work before every later access by any thread, an edge the crate
-    /// does not have, which could hide a missing ordering. Created by the main
-    /// thread before it spawns, it orders nothing a spawn does not.
-    #[cfg(metalock_model)]
-    pub fn start_execution() {
-        crate::exec_env::create_model_statics();
-        crate::monitor::create_model_statics();
-        #[cfg(feature = "std")]
-        crate::keyed::create_table();
-        #[cfg(metalock_swap_only)]
-        crate::primitive::releases::create_releases();
-    }
 }
 
 /// The README's examples, compiled and run as doc tests.

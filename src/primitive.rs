@@ -33,7 +33,63 @@ pub(crate) use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 pub(crate) use loom::cell::UnsafeCell;
 
 #[cfg(metalock_model)]
-pub(crate) use model::{lazy_static, thread_local};
+pub(crate) use model::thread_local;
+
+/// A static of one model execution, dropped with it. Loom orders every
+/// access of one after its creation: created in the middle of a thread's
+/// work, it orders that work before every later use of the crate by any
+/// thread, an edge the crate does not have (its statics are `const` in a
+/// normal build), which can hide a data race of the user's code.
+/// `model::start_execution` creates them all before the model's threads
+/// start; one created later is noted (`created_in_execution`).
+#[cfg(metalock_model)]
+macro_rules! lazy_static {
+    ($(#[$attr:meta])* static ref $name:ident: $t:ty = $init:expr;) => {
+        #[cfg(loom)]
+        loom::lazy_static! {
+            $(#[$attr])* static ref $name: $t = {
+                $crate::primitive::created_in_execution();
+                $init
+            };
+        }
+        #[cfg(not(loom))]
+        shuttle::lazy_static! {
+            $(#[$attr])* static ref $name: $t = $init;
+        }
+    };
+}
+#[cfg(metalock_model)]
+pub(crate) use lazy_static;
+
+#[cfg(loom)]
+std::thread_local! {
+    /// Whether `creating_statics` runs on this OS thread, which runs every
+    /// thread of a loom model.
+    static CREATING_STATICS: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Runs `create`, which creates the crate's statics of this execution.
+#[cfg(loom)]
+pub(crate) fn creating_statics(create: impl FnOnce()) {
+    CREATING_STATICS.set(true);
+    create();
+    CREATING_STATICS.set(false);
+}
+
+/// Tells the user, once per process, that a static was created on first
+/// use, by whichever model thread got there first.
+#[cfg(loom)]
+pub(crate) fn created_in_execution() {
+    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !CREATING_STATICS.get() && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        std::eprintln!(
+            "metalock: a model thread created metalock's statics of this loom execution on \
+             first use, so loom orders that thread's work before every later use of metalock, \
+             which can hide a data race; call metalock::model::start_execution() first in each \
+             execution, or run the model with metalock::model::check"
+        );
+    }
+}
 
 #[cfg(all(not(metalock_model), feature = "std"))]
 pub(crate) use std::thread_local;

@@ -45,7 +45,7 @@ pub fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 's
     let count = std::sync::Arc::clone(&executions);
     let bound = builder.preemption_bound;
     builder.check(move || {
-        metalock::__test_hooks::start_execution();
+        metalock::model::start_execution();
         count.fetch_add(1, Ordering::Relaxed);
         model();
     });

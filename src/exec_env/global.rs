@@ -71,8 +71,8 @@ pub use pools::{donated_records_taken, model_thread_exits, stale_wakeups_taken};
 pub(super) use registry::allocate_records;
 
 /// Creates this execution's pools and registry of EEs and records
-/// (`__test_hooks::start_execution`).
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+/// (`model::start_execution`).
+#[cfg(loom)]
 pub(crate) fn create_model_statics() {
     pools::create_pools();
     registry::create_registry();
@@ -135,8 +135,8 @@ mod pools {
         static ref POOLS: SysMutex<Pools> = SysMutex::new(Pools::EMPTY);
     }
 
-    /// Creates this execution's pools (`__test_hooks::start_execution`).
-    #[cfg(all(metalock_model, feature = "__test-hooks"))]
+    /// Creates this execution's pools (`model::start_execution`).
+    #[cfg(loom)]
     pub(crate) fn create_pools() {
         let _ = core::ops::Deref::deref(&POOLS);
     }
@@ -445,9 +445,10 @@ mod registry {
     /// Allocations of executions that have ended.
     static ENDED: Mutex<Vec<Allocation>> = Mutex::new(Vec::new());
 
-    /// One execution's allocations: created by the execution's first
-    /// allocation (which frees those of the executions before it) and handed
-    /// to `ENDED` when loom drops the execution's statics.
+    /// One execution's allocations: created by `model::start_execution`,
+    /// or else by the execution's first allocation, either of which frees
+    /// those of the executions before it; handed to `ENDED` when the model
+    /// checker drops the execution's statics.
     struct Registry {
         allocations: Mutex<Vec<Allocation>>,
     }
@@ -478,8 +479,8 @@ mod registry {
         static ref REGISTRY: Registry = Registry::new();
     }
 
-    /// Creates this execution's registry (`__test_hooks::start_execution`).
-    #[cfg(feature = "__test-hooks")]
+    /// Creates this execution's registry (`model::start_execution`).
+    #[cfg(loom)]
     pub(crate) fn create_registry() {
         let _ = core::ops::Deref::deref(&REGISTRY);
     }

@@ -88,7 +88,7 @@ pub use binding::release_current_thread;
 pub use free_list::lock_records_allocated;
 #[cfg(all(any(feature = "stats", feature = "diagnostics"), not(metalock_model)))]
 pub(crate) use global::all_envs;
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+#[cfg(loom)]
 pub(crate) use global::create_model_statics;
 #[cfg(feature = "__test-hooks")]
 pub use global::exec_envs_allocated;

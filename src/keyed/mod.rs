@@ -30,7 +30,7 @@ mod guard;
 mod table;
 
 pub use self::guard::KeyedGuard;
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+#[cfg(loom)]
 pub(crate) use self::table::create_table;
 
 use core::num::NonZeroUsize;

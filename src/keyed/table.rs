@@ -215,8 +215,8 @@ crate::primitive::lazy_static! {
     };
 }
 
-/// Creates this execution's overflow table (`__test_hooks::start_execution`).
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+/// Creates this execution's overflow table (`model::start_execution`).
+#[cfg(loom)]
 pub(crate) fn create_table() {
     let _ = core::ops::Deref::deref(&TABLE);
 }

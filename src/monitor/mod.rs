@@ -90,8 +90,8 @@ pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use wait_table::share_one_stripe;
 
-/// Creates this execution's wait table, and homes (`__test_hooks::start_execution`).
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+/// Creates this execution's wait table, and homes (`model::start_execution`).
+#[cfg(loom)]
 pub(crate) fn create_model_statics() {
     wait_table::create_stripes();
     #[cfg(feature = "std")]

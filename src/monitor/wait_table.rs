@@ -366,8 +366,8 @@ crate::primitive::lazy_static! {
     };
 }
 
-/// Creates this execution's stripes (`__test_hooks::start_execution`).
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+/// Creates this execution's stripes (`model::start_execution`).
+#[cfg(loom)]
 pub(super) fn create_stripes() {
     let _ = core::ops::Deref::deref(&STRIPES);
 }

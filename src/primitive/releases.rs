@@ -12,8 +12,8 @@ super::lazy_static! {
     };
 }
 
-/// Creates this execution's count of releases (`__test_hooks::start_execution`).
-#[cfg(feature = "__test-hooks")]
+/// Creates this execution's count of releases (`model::start_execution`).
+#[cfg(loom)]
 pub(crate) fn create_releases() {
     let _ = core::ops::Deref::deref(&RELEASES);
 }

@@ -122,8 +122,8 @@ crate::primitive::lazy_static! {
     static ref TABLE: [Home; HOMES] = core::array::from_fn(|_| Home::new());
 }
 
-/// Creates this execution's homes (`__test_hooks::start_execution`).
-#[cfg(all(metalock_model, feature = "__test-hooks"))]
+/// Creates this execution's homes (`model::start_execution`).
+#[cfg(loom)]
 pub(crate) fn create_homes() {
     let _ = core::ops::Deref::deref(&TABLE);
 }
