@@ -1,20 +1,80 @@
 //! loom models of `Queue`, through metalock's loom build: the correct
-//! consumer passes; loom finds both planted bugs (each model must fail).
+//! consumer passes; loom finds both planted bugs (each model must fail),
+//! and a data race of the test's own that metalock's statics, created on
+//! first use, would hide.
 #![cfg(loom)]
 
 use loom::sync::Arc;
 use loom::thread;
 use metalock_downstream::Queue;
 
-/// Runs `model` under loom and returns the message it failed with, if any.
+/// Runs `model` under loom, with metalock's statics created before it in
+/// every execution, and returns the message it failed with, if any.
 fn failure_of(model: impl Fn() + Sync + Send + 'static) -> Option<String> {
     failure_message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
         || {
             let mut builder = loom::model::Builder::new();
             builder.preemption_bound = Some(3);
-            builder.check(model);
+            builder.check(move || {
+                metalock::model::start_execution();
+                model();
+            });
         },
     )))
 }
 
 include!("common/models.rs");
+
+
+/// A write published by a relaxed flag races the read of the thread that
+/// sees the flag, whatever each thread locks in between. Had the writer's
+/// lock created metalock's statics (no `start_execution`), loom would order
+/// the write before the reader's lock and miss the race.
+#[test]
+fn finds_a_write_published_by_a_relaxed_flag() {
+    let failure = failure_of(|| {
+        use loom::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let data = Arc::new(loom::cell::UnsafeCell::new(0));
+        let ready = Arc::new(AtomicBool::new(false));
+        let (mine, theirs) = (Arc::new(Queue::new()), Arc::new(Queue::new()));
+        let writer = {
+            let (data, ready) = (Arc::clone(&data), Arc::clone(&ready));
+            thread::spawn(move || {
+                // SAFETY: none; this is the race the model must find.
+                data.with_mut(|d| unsafe { *d = 1 });
+                theirs.put(1);
+                ready.store(true, Relaxed);
+            })
+        };
+        while !ready.load(Relaxed) {
+            thread::yield_now();
+        }
+        mine.put(2);
+        // SAFETY: none; this is the race the model must find.
+        let _ = data.with(|d| unsafe { *d });
+        writer.join().unwrap();
+    })
+    .expect("loom must find the write that only a relaxed flag publishes");
+    assert!(failure.contains("Causality violation"), "{failure}");
+}
+
+/// `metalock::model::check` runs a model as `loom::model` does.
+#[test]
+fn check_runs_the_model_in_every_execution() {
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&executions);
+    metalock::model::check(move || {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let queue = Arc::new(Queue::new());
+        let other = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.put(1))
+        };
+        queue.put(2);
+        other.join().unwrap();
+        let mut items = queue.snapshot();
+        items.sort_unstable();
+        assert_eq!(items, [1, 2]);
+    });
+    assert!(executions.load(std::sync::atomic::Ordering::Relaxed) > 1);
+}
