@@ -407,6 +407,101 @@ fn notify_races_an_interrupt() {
     });
 }
 
+/// A keyed timed interruptible wait races a notify and an interrupt, on
+/// the home of its address: the notify and the interrupt are each reported
+/// exactly once (JLS 17.2.4), the waiter holds the monitor of its address
+/// again whichever way its wait ended, and nothing is left in the table.
+#[test]
+fn keyed_interruptible_wait_races_a_notify_and_an_interrupt() {
+    keyed_interruptible_wait_races(
+        "keyed_interruptible_wait_races_a_notify_and_an_interrupt",
+        builder(3),
+        0,
+        false,
+    );
+}
+
+/// The same race with the wait spinning one round before it parks, as
+/// waits do outside the model checkers (`spin_waits`), on an overflow
+/// entry (the home serves y): some execution saw the signal in the spin
+/// and some the interrupt, and the entry is reclaimed once the waiter and
+/// the notifier are gone. Capped at bound 2 (145,073 executions; bound 3
+/// costs far more and reaches nothing more that it asserts).
+#[test]
+fn a_spinning_keyed_waiter_races_a_notify_and_an_interrupt_on_an_entry() {
+    let name = "a_spinning_keyed_waiter_races_a_notify_and_an_interrupt_on_an_entry";
+    let before = events();
+    keyed_interruptible_wait_races(name, capped(2), 1, true);
+    let [invited, handed_over, interrupted] = events().ended_in_spin_since(&before);
+    println!(
+        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
+         the interrupt {interrupted}"
+    );
+    assert!(invited > 0, "{name}: no spin saw its invitation");
+    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+}
+
+/// The race of the two models above: the wait spins `spin` rounds, on an
+/// overflow entry if `overflow` (the main thread holds y's home throughout).
+fn keyed_interruptible_wait_races(
+    name: &'static str,
+    builder: loom::model::Builder,
+    spin: u32,
+    overflow: bool,
+) {
+    use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+
+    explore(name, builder, move || {
+        let _spinning = metalock::__test_hooks::spin_waits(spin);
+        let values = Values::new();
+        let home = overflow.then(|| metalock::lock(&values.y));
+        let handle = Arc::new(Mutex::new(None));
+        let sent = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (values, handle, sent) = (Arc::clone(&values), Arc::clone(&handle), sent.clone());
+            thread::spawn(move || {
+                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                let mut guard = metalock::lock(&values.x);
+                let result = guard
+                    .wait_for_interruptibly(Duration::from_secs(1))
+                    .map(|result| result.timed_out());
+                assert!(metalock::is_held_by_current_thread(&values.x));
+                // SAFETY: under the monitor of x, whichever way the wait ended.
+                values.x.with_mut(|c| unsafe { *c += 1 });
+                drop(guard);
+                // The interrupt, sent before the flag, is seen.
+                while !sent.load(SeqCst) {
+                    thread::yield_now();
+                }
+                (result, metalock::interrupted())
+            })
+        };
+        let handle = loop {
+            if let Some(handle) = handle.lock().unwrap().take() {
+                break handle;
+            }
+            thread::yield_now();
+        };
+        handle.interrupt();
+        let notified = metalock::lock(&values.x).notify_one();
+        sent.store(true, SeqCst);
+        let (result, pending) = waiter.join().unwrap();
+        assert_eq!(
+            notified,
+            result == Ok(false),
+            "notified {notified}, wait {result:?}"
+        );
+        assert_eq!(
+            pending,
+            result.is_ok(),
+            "pending {pending}, wait {result:?}"
+        );
+        assert_eq!(read(&values.x), 1);
+        drop(home);
+        assert_eq!(metalock::keyed_monitors(), 0, "an entry was not reclaimed");
+    });
+}
+
 /// The one thread that touches a keyed word without a table reference: a
 /// `Condition` notifier (on an overflow entry: the home serves y) that does
 /// not hold the monitor moves the waiter into the word's queue, while the
