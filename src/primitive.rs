@@ -41,7 +41,7 @@ pub(crate) use model::thread_local;
 /// thread, an edge the crate does not have (its statics are `const` in a
 /// normal build), which can hide a data race of the user's code.
 /// `model::start_execution` creates them all before the model's threads
-/// start; one created later is noted (`created_in_execution`).
+/// start; one created without it is noted (`created_in_execution`).
 #[cfg(metalock_model)]
 macro_rules! lazy_static {
     ($(#[$attr:meta])* static ref $name:ident: $t:ty = $init:expr;) => {
@@ -76,15 +76,21 @@ pub(crate) fn creating_statics(create: impl FnOnce()) {
     CREATING_STATICS.set(false);
 }
 
-/// Tells the user, once per process, that a static was created on first
-/// use, by whichever model thread got there first.
+/// Tells the user, once per process, that a static was created outside
+/// `model::start_execution`, by whichever thread used it first. Written to
+/// the process's stderr itself, which the test harness does not capture: a
+/// passing model is where a hidden race matters.
 #[cfg(loom)]
 pub(crate) fn created_in_execution() {
+    use std::io::Write;
     static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    // Relaxed: the flag orders nothing; only its swap's atomicity matters.
     if !CREATING_STATICS.get() && !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        std::eprintln!(
-            "metalock: a model thread created metalock's statics of this loom execution on \
-             first use, so loom orders that thread's work before every later use of metalock, \
+        let _ = writeln!(
+            std::io::stderr(),
+            "metalock: a loom execution created metalock's statics outside \
+             metalock::model::start_execution, on first use: loom then orders the work of the \
+             thread that used metalock first before every later use of metalock by any thread, \
              which can hide a data race; call metalock::model::start_execution() first in each \
              execution, or run the model with metalock::model::check"
         );
