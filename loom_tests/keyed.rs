@@ -443,6 +443,9 @@ fn a_spinning_keyed_waiter_races_a_notify_and_an_interrupt_on_an_entry() {
 
 /// The race of the two models above: the wait spins `spin` rounds, on an
 /// overflow entry if `overflow` (the main thread holds y's home throughout).
+/// Both threads increment x under its monitor, the notifier while it
+/// notifies. Asserts that some execution reported the notify and some the
+/// interrupt.
 fn keyed_interruptible_wait_races(
     name: &'static str,
     builder: loom::model::Builder,
@@ -451,6 +454,9 @@ fn keyed_interruptible_wait_races(
 ) {
     use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
+    // [notified, interrupted, timed out], over the executions.
+    let ends = std::sync::Arc::new([const { AtomicUsize::new(0) }; 3]);
+    let tally = std::sync::Arc::clone(&ends);
     explore(name, builder, move || {
         let _spinning = metalock::__test_hooks::spin_waits(spin);
         let values = Values::new();
@@ -465,11 +471,11 @@ fn keyed_interruptible_wait_races(
                 let result = guard
                     .wait_for_interruptibly(Duration::from_secs(1))
                     .map(|result| result.timed_out());
-                assert!(metalock::is_held_by_current_thread(&values.x));
                 // SAFETY: under the monitor of x, whichever way the wait ended.
                 values.x.with_mut(|c| unsafe { *c += 1 });
+                assert!(metalock::is_held_by_current_thread(&values.x));
                 drop(guard);
-                // The interrupt, sent before the flag, is seen.
+                // SeqCst: the interrupt, sent before the flag, is seen.
                 while !sent.load(SeqCst) {
                     thread::yield_now();
                 }
@@ -483,7 +489,12 @@ fn keyed_interruptible_wait_races(
             thread::yield_now();
         };
         handle.interrupt();
-        let notified = metalock::lock(&values.x).notify_one();
+        let notified = {
+            let guard = metalock::lock(&values.x);
+            // SAFETY: under the monitor of x.
+            values.x.with_mut(|c| unsafe { *c += 1 });
+            guard.notify_one()
+        };
         sent.store(true, SeqCst);
         let (result, pending) = waiter.join().unwrap();
         assert_eq!(
@@ -496,10 +507,20 @@ fn keyed_interruptible_wait_races(
             result.is_ok(),
             "pending {pending}, wait {result:?}"
         );
-        assert_eq!(read(&values.x), 1);
+        let end = match result {
+            Ok(false) => 0,
+            Err(Interrupted) => 1,
+            Ok(true) => 2,
+        };
+        tally[end].fetch_add(1, Relaxed);
+        assert_eq!(read(&values.x), 2);
         drop(home);
         assert_eq!(metalock::keyed_monitors(), 0, "an entry was not reclaimed");
     });
+    let [notified, interrupted, timed_out] = [0, 1, 2].map(|i| ends[i].load(Relaxed));
+    println!("{name}: waits notified {notified}, interrupted {interrupted}, timed out {timed_out}");
+    assert!(notified > 0, "{name}: no wait was notified");
+    assert!(interrupted > 0, "{name}: no wait reported its interrupt");
 }
 
 /// The one thread that touches a keyed word without a table reference: a
