@@ -25,7 +25,6 @@ fn failure_of(model: impl Fn() + Sync + Send + 'static) -> Option<String> {
 
 include!("common/models.rs");
 
-
 /// A write published by a relaxed flag races the read of the thread that
 /// sees the flag, whatever each thread locks in between. Had the writer's
 /// lock created metalock's statics (no `start_execution`), loom would order
@@ -40,17 +39,20 @@ fn finds_a_write_published_by_a_relaxed_flag() {
         let writer = {
             let (data, ready) = (Arc::clone(&data), Arc::clone(&ready));
             thread::spawn(move || {
-                // SAFETY: none; this is the race the model must find.
+                // SAFETY: not sound on purpose: the write no lock orders
+                // before the read, which the model must report.
                 data.with_mut(|d| unsafe { *d = 1 });
                 theirs.put(1);
+                // Relaxed: the planted bug; it publishes nothing.
                 ready.store(true, Relaxed);
             })
         };
+        // Relaxed: pairs with nothing, as the store.
         while !ready.load(Relaxed) {
             thread::yield_now();
         }
         mine.put(2);
-        // SAFETY: none; this is the race the model must find.
+        // SAFETY: not sound on purpose: the read the model must report.
         let _ = data.with(|d| unsafe { *d });
         writer.join().unwrap();
     })
@@ -64,6 +66,7 @@ fn check_runs_the_model_in_every_execution() {
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = std::sync::Arc::clone(&executions);
     metalock::model::check(move || {
+        // Relaxed: a tally, read after `check` returns.
         count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let queue = Arc::new(Queue::new());
         let other = {
