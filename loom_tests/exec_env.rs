@@ -399,8 +399,8 @@ fn timed_wait(shared: &Shared) -> bool {
 
 /// A thread ends after a keyed lock, and the guess its EE keeps of the home
 /// it found (`keyed_guess`) serves the next thread while another thread may
-/// rekey that home (under loom the table has one home, which every address
-/// shares): the guess is only ever a guess.
+/// rekey that home (the crate's models put every address in one home): the
+/// guess is only ever a guess.
 #[test]
 fn an_ended_threads_keyed_guess_serves_the_next_thread() {
     explore(

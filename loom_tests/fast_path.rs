@@ -48,7 +48,7 @@ impl Object {
 #[test]
 fn fused_lock_races_slow_enqueue() {
     loom::model(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         let object = Object::new(7);
         let other = Arc::clone(&object);
         let t = thread::spawn(move || other.increment());
@@ -65,7 +65,7 @@ fn fused_lock_races_slow_enqueue() {
 #[test]
 fn recursive_fast_exit_races_enqueue() {
     loom::model(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         let object = Object::new(3);
         let other = Arc::clone(&object);
         let t = thread::spawn(move || other.increment());
@@ -90,7 +90,7 @@ fn recursive_fast_exit_races_enqueue() {
 #[test]
 fn fused_unlock_races_set_payload() {
     loom::model(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         let object = Object::new(5);
         let other = Arc::clone(&object);
         let t = thread::spawn(move || other.word.set_payload(9));
@@ -105,7 +105,7 @@ fn fused_unlock_races_set_payload() {
 #[test]
 fn try_lock_races_fused_lock() {
     loom::model(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         let object = Object::new(1);
         let other = Arc::clone(&object);
         let t = thread::spawn(move || {
@@ -144,7 +144,7 @@ unsafe impl Send for Published {}
 #[test]
 fn a_payload_publishes_what_its_setter_wrote_before() {
     loom::model(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         let shared = Arc::new(Published {
             word: MultiUseWord::with_payload(1),
             note: UnsafeCell::new(0),

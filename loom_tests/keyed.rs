@@ -1,7 +1,7 @@
 #![cfg(loom)]
 //! Loom models of keyed monitors (`metalock::lock(&value)`) and of
-//! interrupts. Under loom the table of homes has one home, which every
-//! address shares: the models meet a home rekeyed from one address to
+//! interrupts. The crate's models put every address in one home
+//! (`share_one_home`, in `start_crate_model_execution`): the models meet a home rekeyed from one address to
 //! another, pinned by a thread queued or waiting on it, and addresses
 //! pushed to the overflow table (entries made, found and reclaimed) on
 //! every run. Reclaiming an entry whose word is not NEUTRAL panics
@@ -16,7 +16,7 @@
 
 use loom::cell::UnsafeCell;
 mod common;
-use common::{builder, capped, explore};
+use common::{builder, capped, explore, explore_as_a_user};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, KeyedGuard, MultiUseWord};
@@ -171,29 +171,49 @@ fn keyed_wait_and_notify() {
 /// deadlock.
 #[test]
 fn a_waiter_keeps_its_home() {
-    explore("a_waiter_keeps_its_home", builder(2), || {
-        let values = Values::new();
-        let waiter = {
-            let values = Arc::clone(&values);
-            thread::spawn(move || {
-                let mut guard = metalock::lock(&values.x);
-                // SAFETY: under the monitor of x.
-                while values.x.with(|c| unsafe { *c }) == 0 {
-                    guard.wait();
-                    assert!(metalock::is_held_by_current_thread(&values.x));
-                }
-            })
-        };
-        let y = metalock::lock(&values.y);
-        let x = metalock::lock(&values.x);
-        // SAFETY: under the monitor of x.
-        values.x.with_mut(|c| unsafe { *c = 1 });
-        x.notify_one();
-        drop(x);
-        drop(y);
-        waiter.join().unwrap();
-        assert_eq!(metalock::keyed_monitors(), 0);
-    });
+    explore(
+        "a_waiter_keeps_its_home",
+        builder(2),
+        wait_on_x_while_y_is_held,
+    );
+}
+
+/// The same as a user's model runs it (`metalock::model`): x and y get
+/// homes, and wait stripes, of their own, so the waiter pins and unpins a
+/// home that y never wants (found by its word, `home_with`, at either
+/// index), and nothing is left in use.
+#[test]
+fn a_waiter_in_a_home_of_its_own() {
+    explore_as_a_user(
+        "a_waiter_in_a_home_of_its_own",
+        builder(3),
+        wait_on_x_while_y_is_held,
+    );
+}
+
+/// The model of the two above.
+fn wait_on_x_while_y_is_held() {
+    let values = Values::new();
+    let waiter = {
+        let values = Arc::clone(&values);
+        thread::spawn(move || {
+            let mut guard = metalock::lock(&values.x);
+            // SAFETY: under the monitor of x.
+            while values.x.with(|c| unsafe { *c }) == 0 {
+                guard.wait();
+                assert!(metalock::is_held_by_current_thread(&values.x));
+            }
+        })
+    };
+    let y = metalock::lock(&values.y);
+    let x = metalock::lock(&values.x);
+    // SAFETY: under the monitor of x.
+    values.x.with_mut(|c| unsafe { *c = 1 });
+    x.notify_one();
+    drop(x);
+    drop(y);
+    waiter.join().unwrap();
+    assert_eq!(metalock::keyed_monitors(), 0);
 }
 
 /// A timed wait on x's home, which times out (at any point: nobody

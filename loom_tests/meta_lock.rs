@@ -257,7 +257,7 @@ fn two_threads_mutual_exclusion() {
     let _serial = serial();
     let events = Events::install();
     exhaustive().check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let shared = Shared::new(5);
         let other = Arc::clone(&shared);
@@ -279,7 +279,7 @@ fn three_threads(model: &'static str, bound: usize, main_takes: usize) {
     let _serial = serial();
     let events = Events::install();
     bounded(bound).check(move || {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let shared = Shared::new(6);
         let threads: Vec<_> = (0..2)
@@ -321,7 +321,7 @@ fn repeated_handoffs() {
     let _serial = serial();
     let events = Events::install();
     bounded(5).check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let shared = Shared::new(7);
         let other = Arc::clone(&shared);
@@ -365,7 +365,7 @@ fn a_predecessor_moves_on_to_another_word() {
     let _serial = serial();
     let events = Events::install();
     bounded(5).check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let a = Shared::new(1);
         let b = Shared::new(2);
@@ -391,7 +391,7 @@ fn two_words_crossing() {
     let _serial = serial();
     let events = Events::install();
     exhaustive().check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let a = Shared::new(1);
         let b = Shared::new(2);
@@ -422,7 +422,7 @@ fn payload_preserved() {
     let _serial = serial();
     let events = Events::install();
     exhaustive().check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let shared = Shared::new(5);
         let other = Arc::clone(&shared);
@@ -448,7 +448,7 @@ fn payload_three_threads() {
     let _serial = serial();
     let events = Events::install();
     bounded(4).check(|| {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         Events::begin();
         let shared = Shared::new(3);
         let holder = Arc::clone(&shared);

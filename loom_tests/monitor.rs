@@ -204,7 +204,7 @@ fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'stati
     let bound = builder.preemption_bound;
     let started = std::time::Instant::now();
     builder.check(move || {
-        metalock::model::start_execution();
+        metalock::__test_hooks::start_crate_model_execution();
         count.fetch_add(1, Ordering::Relaxed);
         model();
     });

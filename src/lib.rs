@@ -228,7 +228,20 @@ pub mod __test_hooks {
     pub use crate::meta_lock::hooks::SpinEnd;
     pub use crate::meta_lock::hooks::{GiveUp, HandoffEvent, set_handoff_hook};
     #[cfg(metalock_model)]
-    pub use crate::monitor::{SpinningWaits, share_one_stripe, spin_waits};
+    pub use crate::monitor::share_one_home;
+    #[cfg(metalock_model)]
+    pub use crate::monitor::{SpinningWaits, share_one_stripe, spin_waits, words_share_a_stripe};
+
+    /// Starts an execution of the crate's own models: the statics first
+    /// (`model::start_execution`), then every keyed address in one home and
+    /// every word's waits in one stripe, so that the models meet rekeying,
+    /// the overflow table and shared stripes on every run.
+    #[cfg(loom)]
+    pub fn start_crate_model_execution() {
+        crate::model::start_execution();
+        share_one_home();
+        words_share_a_stripe();
+    }
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

@@ -10,11 +10,12 @@
 //! the code under test. Create them first, on the model's main thread, with
 //! [`start_execution`], or run the model with [`check`].
 //!
-//! Edges that stay: every keyed monitor shares one home, and every word's
-//! waits one stripe of the wait table, so threads that lock distinct keyed
-//! values or wait on distinct objects are ordered through them (in a real
-//! run only when their homes or stripes collide); and on the `swap-only`
-//! backend a retry of a taken meta-lock waits for any release.
+//! Keyed monitors' homes (4) and the wait table's stripes (3) go to
+//! addresses in the order of their first use in the execution, so that
+//! distinct objects get distinct ones until they run out, as in a real run;
+//! a model of more shares them, and threads that meet in one are ordered
+//! through it. On the `swap-only` backend a retry of a taken meta-lock
+//! waits for any release.
 //!
 //! ```ignore
 //! #[test]

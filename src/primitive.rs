@@ -61,6 +61,23 @@ macro_rules! lazy_static {
 #[cfg(metalock_model)]
 pub(crate) use lazy_static;
 
+/// Under the model checkers, the place of `address` in `seen`, the order in
+/// which an execution first used its addresses, adding it if new: how the
+/// models pick a home or a stripe, the same in every execution, where
+/// addresses differ. The checker does not see this bookkeeping: it only
+/// names a table's entries.
+#[cfg(metalock_model)]
+pub(crate) fn first_use(seen: &std::sync::Mutex<std::vec::Vec<usize>>, address: usize) -> usize {
+    let mut seen = seen.lock().unwrap();
+    match seen.iter().position(|&used| used == address) {
+        Some(nth) => nth,
+        None => {
+            seen.push(address);
+            seen.len() - 1
+        }
+    }
+}
+
 #[cfg(loom)]
 std::thread_local! {
     /// Whether `creating_statics` runs on this OS thread, which runs every

@@ -40,12 +40,31 @@ pub fn pinned(bound: usize) -> Builder {
 /// Runs `model` under `builder` and prints how many executions loom
 /// explored.
 pub fn explore(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
+    run(
+        name,
+        builder,
+        metalock::__test_hooks::start_crate_model_execution,
+        model,
+    );
+}
+
+/// As `explore`, but as a user's model runs (`metalock::model`): distinct
+/// objects get homes and wait-table stripes of their own.
+// Not every model file runs one.
+#[allow(dead_code)]
+pub fn explore_as_a_user(name: &str, builder: Builder, model: impl Fn() + Sync + Send + 'static) {
+    run(name, builder, metalock::model::start_execution, model);
+}
+
+/// Runs `model` under `builder`, `start` first in each execution, and
+/// prints how many executions loom explored.
+fn run(name: &str, builder: Builder, start: fn(), model: impl Fn() + Sync + Send + 'static) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let executions = std::sync::Arc::new(AtomicUsize::new(0));
     let count = std::sync::Arc::clone(&executions);
     let bound = builder.preemption_bound;
     builder.check(move || {
-        metalock::model::start_execution();
+        start();
         count.fetch_add(1, Ordering::Relaxed);
         model();
     });

@@ -84,11 +84,13 @@ mod wait;
 mod wait_table;
 
 pub(crate) use condition::ConditionWord;
+#[cfg(all(metalock_model, feature = "__test-hooks", feature = "std"))]
+pub use home::share_one_home;
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use policy::{SpinningWaits, spin_waits};
 pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
-pub use wait_table::share_one_stripe;
+pub use wait_table::{share_one_stripe, words_share_a_stripe};
 
 /// Creates this execution's wait table, and homes (`model::start_execution`).
 #[cfg(loom)]

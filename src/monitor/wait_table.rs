@@ -289,31 +289,31 @@ pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
     &STRIPES[super::slot_of(address, STRIPE_COUNT)]
 }
 
-/// Under the model checkers, one stripe for the words' own wait sets and
-/// two for the conditions', taken in turn in the order in which an
-/// execution first uses its conditions (with three or more, which share a
-/// stripe follows that order): the stripe of an address must not differ
-/// between a model's executions, where allocations land at different
-/// addresses, and a condition's waits and notifies still run beside the
-/// monitor's own, and beside another condition's.
+/// Under the model checkers, the stripes are taken in the order in which an
+/// execution first uses its words and conditions (the stripe of an address
+/// must not differ between a model's executions, where allocations land at
+/// different addresses), so that a user's model of distinct objects meets
+/// distinct stripes, as a real run mostly does. The crate's own models keep
+/// one stripe for the words' own wait sets and two for the conditions', in
+/// turn (`words_share_a_stripe`): a condition's waits and notifies still
+/// run beside the monitor's own, and beside another condition's; or every
+/// word and condition in one (`share_one_stripe`).
 #[cfg(metalock_model)]
 pub(super) fn stripe(address: usize, condition: bool) -> &'static Stripe {
+    use std::sync::atomic::Ordering::Relaxed;
     let table = &*STRIPES;
-    // Relaxed: set by the execution's own thread before any stripe is
-    // used; the checker does not see it.
-    if !condition || table.one_stripe.load(std::sync::atomic::Ordering::Relaxed) {
+    // Relaxed (both flags): set by the execution's own thread before any
+    // stripe is used; the checker does not see them.
+    let words_in_one = table.words_in_one.load(Relaxed);
+    if table.one_stripe.load(Relaxed) || (words_in_one && !condition) {
         return &table.stripes[0];
     }
-    // The checker does not see this bookkeeping: it only names stripes.
-    let mut conditions = table.conditions.lock().unwrap();
-    let nth = match conditions.iter().position(|&seen| seen == address) {
-        Some(nth) => nth,
-        None => {
-            conditions.push(address);
-            conditions.len() - 1
-        }
-    };
-    &table.stripes[1 + nth % 2]
+    let nth = crate::primitive::first_use(&table.seen, address);
+    if words_in_one {
+        &table.stripes[1 + nth % 2]
+    } else {
+        &table.stripes[nth % STRIPE_COUNT]
+    }
 }
 
 /// How many stripes; a power of two outside the models. Words and
@@ -339,30 +339,35 @@ static STRIPES: [CachePadded<Stripe>; STRIPE_COUNT] =
 /// its place in the order of first use stays taken.
 #[cfg(metalock_model)]
 pub(super) fn forget_condition(address: usize) {
-    let mut conditions = STRIPES.conditions.lock().unwrap();
-    if let Some(seen) = conditions.iter_mut().find(|seen| **seen == address) {
-        // No condition is at address 0.
-        *seen = 0;
+    let mut seen = STRIPES.seen.lock().unwrap();
+    if let Some(used) = seen.iter_mut().find(|used| **used == address) {
+        // No word or condition is at address 0.
+        *used = 0;
     }
 }
 
-/// One model execution's stripes, and the addresses of the conditions it
-/// has used, in order: one static, so that finding a condition's stripe
-/// orders nothing that finding a word's does not.
+/// One model execution's stripes, and the addresses it has used them for,
+/// in order (with `words_in_one`, the conditions' only): one static, so
+/// that finding a condition's stripe orders nothing that finding a word's
+/// does not.
 #[cfg(metalock_model)]
 struct ModelStripes {
     stripes: std::vec::Vec<CachePadded<Stripe>>,
-    conditions: std::sync::Mutex<std::vec::Vec<usize>>,
+    seen: std::sync::Mutex<std::vec::Vec<usize>>,
     /// Every word and condition in stripe 0 ([`share_one_stripe`]).
     one_stripe: std::sync::atomic::AtomicBool,
+    /// Every word in stripe 0, conditions in 1 and 2
+    /// ([`words_share_a_stripe`]).
+    words_in_one: std::sync::atomic::AtomicBool,
 }
 
 #[cfg(metalock_model)]
 crate::primitive::lazy_static! {
     static ref STRIPES: ModelStripes = ModelStripes {
         stripes: (0..STRIPE_COUNT).map(|_| CachePadded::new(Stripe::new())).collect(),
-        conditions: std::sync::Mutex::new(std::vec::Vec::new()),
+        seen: std::sync::Mutex::new(std::vec::Vec::new()),
         one_stripe: std::sync::atomic::AtomicBool::new(false),
+        words_in_one: std::sync::atomic::AtomicBool::new(false),
     };
 }
 
@@ -370,6 +375,18 @@ crate::primitive::lazy_static! {
 #[cfg(loom)]
 pub(super) fn create_stripes() {
     let _ = core::ops::Deref::deref(&STRIPES);
+}
+
+/// Under the model checkers, puts every word of the current execution in
+/// one stripe and its conditions in two others, in turn, as the crate's
+/// own models run: waits on several words meet in one stripe's list.
+/// Called at the start of an execution, before any wait.
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub fn words_share_a_stripe() {
+    // Relaxed: see `stripe`.
+    STRIPES
+        .words_in_one
+        .store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Under the model checkers, puts every word and condition of the current

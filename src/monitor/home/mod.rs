@@ -71,12 +71,14 @@ const FLAGS: usize = OVERFLOW | PINNED;
 /// distinct addresses rarely share a line.
 #[cfg(not(metalock_model))]
 const HOMES: usize = 1 << 14;
-/// One home under the model checkers: every address shares it, so the
-/// models meet rekeying, pinning and the overflow table on every run (and
-/// the choice of home never depends on an address, which varies between
-/// runs).
+/// Homes under the model checkers, taken by addresses in the order of
+/// their first use (an address varies between runs; that order does not),
+/// so that a user's model of distinct values meets distinct homes, as a
+/// real run mostly does. The crate's own models put every address in the
+/// first (`share_one_home`): they meet rekeying, pinning and the overflow
+/// table on every run.
 #[cfg(metalock_model)]
-const HOMES: usize = 1;
+const HOMES: usize = 4;
 
 /// One home: the word, and its counts (see the module docs).
 ///
@@ -117,15 +119,66 @@ impl Home {
 #[cfg(not(metalock_model))]
 static TABLE: [Home; HOMES] = [const { Home::new() }; HOMES];
 
+/// One model execution's homes, and the addresses that have used them, in
+/// order: a home's index comes from that order, which the checker does
+/// not see.
+#[cfg(metalock_model)]
+struct ModelHomes {
+    homes: [Home; HOMES],
+    seen: std::sync::Mutex<std::vec::Vec<usize>>,
+    /// Every address in the first home (`share_one_home`).
+    one_home: std::sync::atomic::AtomicBool,
+}
+
 #[cfg(metalock_model)]
 crate::primitive::lazy_static! {
-    static ref TABLE: [Home; HOMES] = core::array::from_fn(|_| Home::new());
+    static ref MODEL_HOMES: ModelHomes = ModelHomes {
+        homes: core::array::from_fn(|_| Home::new()),
+        seen: std::sync::Mutex::new(std::vec::Vec::new()),
+        one_home: std::sync::atomic::AtomicBool::new(false),
+    };
+}
+
+/// The table of homes.
+#[cfg(not(metalock_model))]
+#[inline(always)]
+fn table() -> &'static [Home; HOMES] {
+    &TABLE
+}
+
+#[cfg(metalock_model)]
+fn table() -> &'static [Home; HOMES] {
+    &MODEL_HOMES.homes
+}
+
+/// Under the model checkers, the index of `key`'s home: its place in the
+/// order of first use, or the first home (`share_one_home`).
+#[cfg(metalock_model)]
+fn model_index(key: usize) -> usize {
+    let homes = &*MODEL_HOMES;
+    // Relaxed: set by the execution's main thread before any keyed lock;
+    // the checker does not see it.
+    if homes.one_home.load(std::sync::atomic::Ordering::Relaxed) {
+        return 0;
+    }
+    crate::primitive::first_use(&homes.seen, key) % HOMES
+}
+
+/// Under the model checkers, puts every address of the current execution
+/// in one home, as the table does now and then outside them. Called at the
+/// start of an execution, before any keyed lock.
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+pub fn share_one_home() {
+    // Relaxed: see `model_index`.
+    MODEL_HOMES
+        .one_home
+        .store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Creates this execution's homes (`model::start_execution`).
 #[cfg(loom)]
 pub(crate) fn create_homes() {
-    let _ = core::ops::Deref::deref(&TABLE);
+    let _ = core::ops::Deref::deref(&MODEL_HOMES);
 }
 
 /// The key bits of a home's NEUTRAL form.
@@ -135,8 +188,11 @@ fn key_part(neutral: usize) -> usize {
 }
 
 /// Bits of an address's granule that its home's place in the table stands
-/// for.
+/// for: none under the model checkers, whose homes carry whole addresses.
+#[cfg(not(metalock_model))]
 const INDEX_BITS: u32 = HOMES.trailing_zeros();
+#[cfg(metalock_model)]
+const INDEX_BITS: u32 = 0;
 
 // The carried key is `usize::BITS - INDEX_BITS + KEY_SHIFT` bits wide: it
 // fits in the word when the index stands for at least `KEY_SHIFT` bits.
@@ -161,13 +217,14 @@ const _: () = assert!(INDEX_BITS >= KEY_SHIFT);
 /// The home carries the address without the granule bits its index stands
 /// for (`key_at` puts them back): two addresses of one home that agree on
 /// the rest are one address. So every address fits in the payload, on
-/// 32-bit targets and with tagged pointers too (under the model checkers'
-/// single home, addresses below 2^59 on 64-bit targets, checked).
+/// 32-bit targets and with tagged pointers too (under the model checkers,
+/// whose homes carry whole addresses, addresses below 2^59 on 64-bit
+/// targets, checked).
 #[inline(always)]
 pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
-    // With one home (the model checkers') no index bits stand in for the
-    // address, and the top `KEY_SHIFT` bits would not fit: refuse such an
-    // address loudly rather than let two addresses share a monitor.
+    // Under the model checkers no index bits stand in for the address, and
+    // the top `KEY_SHIFT` bits would not fit: refuse such an address loudly
+    // rather than let two addresses share a monitor.
     #[cfg(metalock_model)]
     assert!(
         key.leading_zeros() >= KEY_SHIFT,
@@ -176,9 +233,12 @@ pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
     );
     let granule = key >> 3;
     let high = granule >> INDEX_BITS;
+    #[cfg(not(metalock_model))]
     let index = (granule ^ high ^ high >> INDEX_BITS) & (HOMES - 1);
+    #[cfg(metalock_model)]
+    let index = model_index(key);
     let bits = (high << 3 | key & 0b111) << KEY_SHIFT;
-    (&TABLE[index], bits)
+    (&table()[index], bits)
 }
 
 /// The address that the key bits `neutral` stand for in the home at
@@ -195,7 +255,7 @@ fn key_at(index: usize, neutral: usize) -> usize {
 /// several addresses over time, so a wait pins it).
 #[inline]
 pub(crate) fn home_with(word: &MultiUseWord) -> Option<&'static Home> {
-    let table: &'static [Home] = &TABLE[..];
+    let table: &'static [Home] = &table()[..];
     let at = word as *const MultiUseWord as usize;
     let start = table.as_ptr() as usize;
     let offset = at.wrapping_sub(start);
@@ -406,7 +466,7 @@ impl Home {
 
 /// Every home, for counts and the thread dump.
 pub(crate) fn homes() -> &'static [Home] {
-    &TABLE[..]
+    &table()[..]
 }
 
 /// Whether `is_owned_by` holds of the word value `bits` for `ee`: the
