@@ -1,7 +1,8 @@
 //! A user's code on metalock: a queue whose consumers wait for items. The
 //! models in `tests/` check it, and two planted bugs, with loom.
 
-use metalock::{Synchronized, SynchronizedGuard};
+use core::time::Duration;
+use metalock::{Instant, Synchronized, SynchronizedGuard};
 
 /// A queue of items; `take` waits until there is one.
 #[derive(Debug, Default)]
@@ -29,6 +30,21 @@ impl Queue {
             items.wait();
         }
         items.pop().expect("checked under the lock")
+    }
+
+    /// Waits up to `timeout` for an item and takes it, if one came.
+    pub fn take_within(&self, timeout: Duration) -> Option<u32> {
+        let Some(deadline) = Instant::now().checked_add(timeout) else {
+            return Some(self.take());
+        };
+        let mut items = self.items.lock();
+        while items.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || items.wait_for(left).timed_out() {
+                break;
+            }
+        }
+        items.pop()
     }
 
     /// The planted bug: waits once, with `if`, and trusts the wake-up. A

@@ -26,23 +26,25 @@ fn failure_of(model: impl Fn() + Sync + Send + 'static) -> Option<String> {
 include!("common/models.rs");
 
 /// A write published by a relaxed flag races the read of the thread that
-/// sees the flag, whatever each thread locks in between. Had the writer's
-/// lock created metalock's statics (no `start_execution`), loom would order
-/// the write before the reader's lock and miss the race.
-#[test]
-fn finds_a_write_published_by_a_relaxed_flag() {
-    let failure = failure_of(|| {
+/// sees the flag, whatever each thread does with metalock in between on an
+/// object of its own (`touch` with its queue and its value). Had the
+/// writer's lock created metalock's statics (no `start_execution`), loom
+/// would order the write before the reader's lock and miss the race; so
+/// would one keyed home, or one wait stripe, shared by the two objects.
+fn a_write_published_by_a_relaxed_flag(touch: fn(&Queue, &u64)) {
+    let failure = failure_of(move || {
         use loom::sync::atomic::{AtomicBool, Ordering::Relaxed};
         let data = Arc::new(loom::cell::UnsafeCell::new(0));
         let ready = Arc::new(AtomicBool::new(false));
-        let (mine, theirs) = (Arc::new(Queue::new()), Arc::new(Queue::new()));
+        let objects = Arc::new([(Queue::new(), 0_u64), (Queue::new(), 0_u64)]);
         let writer = {
-            let (data, ready) = (Arc::clone(&data), Arc::clone(&ready));
+            let (data, ready, objects) =
+                (Arc::clone(&data), Arc::clone(&ready), Arc::clone(&objects));
             thread::spawn(move || {
                 // SAFETY: not sound on purpose: the write no lock orders
                 // before the read, which the model must report.
                 data.with_mut(|d| unsafe { *d = 1 });
-                theirs.put(1);
+                touch(&objects[0].0, &objects[0].1);
                 // Relaxed: the planted bug; it publishes nothing.
                 ready.store(true, Relaxed);
             })
@@ -51,13 +53,30 @@ fn finds_a_write_published_by_a_relaxed_flag() {
         while !ready.load(Relaxed) {
             thread::yield_now();
         }
-        mine.put(2);
+        touch(&objects[1].0, &objects[1].1);
         // SAFETY: not sound on purpose: the read the model must report.
         let _ = data.with(|d| unsafe { *d });
         writer.join().unwrap();
     })
     .expect("loom must find the write that only a relaxed flag publishes");
     assert!(failure.contains("Causality violation"), "{failure}");
+}
+
+#[test]
+fn finds_a_write_published_by_a_relaxed_flag() {
+    a_write_published_by_a_relaxed_flag(|queue, _| queue.put(1));
+}
+
+#[test]
+fn finds_a_write_published_by_a_relaxed_flag_past_keyed_locks() {
+    a_write_published_by_a_relaxed_flag(|_, value| drop(metalock::lock(value)));
+}
+
+#[test]
+fn finds_a_write_published_by_a_relaxed_flag_past_timed_waits() {
+    a_write_published_by_a_relaxed_flag(|queue, _| {
+        assert_eq!(queue.take_within(std::time::Duration::from_millis(1)), None);
+    });
 }
 
 /// `metalock::model::check` runs a model as `loom::model` does.
