@@ -25,7 +25,10 @@ use std::time::Duration;
 
 #[path = "common/events.rs"]
 mod events;
+#[path = "common/interrupt_race.rs"]
+mod interrupt_race;
 use events::{GiveUp, Outcomes, events, settled_in_every_way};
+use interrupt_race::{InterruptRace, assert_notify_or_interrupt};
 
 /// Values that embed no word, each with data only touched under its keyed
 /// monitor.
@@ -472,8 +475,6 @@ fn keyed_interruptible_wait_races(
     spin: u32,
     overflow: bool,
 ) {
-    use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
-
     // [notified, interrupted, timed out], over the executions.
     let ends = std::sync::Arc::new([const { AtomicUsize::new(0) }; 3]);
     let tally = std::sync::Arc::clone(&ends);
@@ -481,12 +482,11 @@ fn keyed_interruptible_wait_races(
         let _spinning = metalock::__test_hooks::spin_waits(spin);
         let values = Values::new();
         let home = overflow.then(|| metalock::lock(&values.y));
-        let handle = Arc::new(Mutex::new(None));
-        let sent = Arc::new(AtomicBool::new(false));
+        let race = InterruptRace::new();
         let waiter = {
-            let (values, handle, sent) = (Arc::clone(&values), Arc::clone(&handle), sent.clone());
+            let (values, race) = (Arc::clone(&values), race.clone());
             thread::spawn(move || {
-                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                race.publish_handle();
                 let mut guard = metalock::lock(&values.x);
                 let result = guard
                     .wait_for_interruptibly(Duration::from_secs(1))
@@ -495,38 +495,17 @@ fn keyed_interruptible_wait_races(
                 values.x.with_mut(|c| unsafe { *c += 1 });
                 assert!(metalock::is_held_by_current_thread(&values.x));
                 drop(guard);
-                // SeqCst: the interrupt, sent before the flag, is seen.
-                while !sent.load(SeqCst) {
-                    thread::yield_now();
-                }
-                (result, metalock::interrupted())
+                (result, race.pending_after_the_wait())
             })
         };
-        let handle = loop {
-            if let Some(handle) = handle.lock().unwrap().take() {
-                break handle;
-            }
-            thread::yield_now();
-        };
-        handle.interrupt();
-        let notified = {
+        let notified = race.interrupt_then_notify(|| {
             let guard = metalock::lock(&values.x);
             // SAFETY: under the monitor of x.
             values.x.with_mut(|c| unsafe { *c += 1 });
             guard.notify_one()
-        };
-        sent.store(true, SeqCst);
+        });
         let (result, pending) = waiter.join().unwrap();
-        assert_eq!(
-            notified,
-            result == Ok(false),
-            "notified {notified}, wait {result:?}"
-        );
-        assert_eq!(
-            pending,
-            result.is_ok(),
-            "pending {pending}, wait {result:?}"
-        );
+        assert_notify_or_interrupt(notified, result, pending);
         let end = match result {
             Ok(false) => 0,
             Err(Interrupted) => 1,

@@ -34,7 +34,10 @@ use metalock::{MonitorGuard, MultiUseWord};
 
 #[path = "common/events.rs"]
 mod events;
+#[path = "common/interrupt_race.rs"]
+mod interrupt_race;
 use events::{Events, GiveUp, Outcomes, a_park_woke_early, events, settled_in_every_way};
+use interrupt_race::{InterruptRace, assert_notify_or_interrupt};
 
 const PAYLOAD: usize = 0x5A5;
 
@@ -1192,49 +1195,24 @@ fn a_spinning_waiter_races_a_notify_and_an_interrupt() {
 
 /// The race of the two models above, the wait spinning `spin` rounds.
 fn interruptible_wait_races(name: &'static str, spin: u32) {
-    use loom::sync::Mutex;
-    use loom::sync::atomic::{AtomicBool, Ordering};
-
     explore(name, two_threads(), move || {
         let _spinning = metalock::__test_hooks::spin_waits(spin);
         let word = Arc::new(MultiUseWord::new());
-        let handle = Arc::new(Mutex::new(None));
-        let sent = Arc::new(AtomicBool::new(false));
+        let race = InterruptRace::new();
         let waiter = {
-            let (word, handle, sent) = (word.clone(), handle.clone(), sent.clone());
+            let (word, race) = (word.clone(), race.clone());
             thread::spawn(move || {
-                *handle.lock().unwrap() = Some(metalock::interrupt_handle());
+                race.publish_handle();
                 let result = word
                     .lock()
                     .wait_for_interruptibly(Duration::from_secs(1))
                     .map(|result| result.timed_out());
-                // SeqCst: the interrupt, sent before the flag, is seen.
-                while !sent.load(Ordering::SeqCst) {
-                    thread::yield_now();
-                }
-                (result, metalock::interrupted())
+                (result, race.pending_after_the_wait())
             })
         };
-        let handle = loop {
-            if let Some(handle) = handle.lock().unwrap().take() {
-                break handle;
-            }
-            thread::yield_now();
-        };
-        handle.interrupt();
-        let notified = word.lock().notify_one();
-        sent.store(true, Ordering::SeqCst);
+        let notified = race.interrupt_then_notify(|| word.lock().notify_one());
         let (result, pending) = waiter.join().unwrap();
-        assert_eq!(
-            notified,
-            result == Ok(false),
-            "notified {notified}, wait {result:?}"
-        );
-        assert_eq!(
-            pending,
-            result.is_ok(),
-            "pending {pending}, wait {result:?}"
-        );
+        assert_notify_or_interrupt(notified, result, pending);
     });
 }
 
