@@ -39,7 +39,8 @@ use core::time::Duration;
 
 use self::table::{NoRoom, Reserved, table};
 use crate::exec_env::ExecEnv;
-use crate::guard::{MonitorGuard, deadline_after};
+use crate::guard::{MonitorGuard, deadline_after, try_entered};
+use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
 use crate::word::{LOCKED, MultiUseWord, state};
 
@@ -56,15 +57,29 @@ fn key_of<T: ?Sized>(value: &T) -> NonZeroUsize {
 fn enter(key: NonZeroUsize, patience: Patience) -> Option<KeyedGuard<'static>> {
     let (home, bits) = home::locate(key.get());
     let ee = ExecEnv::current();
-    if let Some(record) = home.enter_fast(ee, bits) {
-        return Some(KeyedGuard::new(
-            MonitorGuard::new(home.word(), record),
-            None,
-            key,
-        ));
-    }
-    enter_slow(ee, home, key, bits, patience)
+    // The slow path hands back the word and the record, two registers, and
+    // the guard is built here on both paths: a guard the slow path wrote
+    // through memory kept the fast path's guard in memory too, a chain of
+    // stores and reloads on every uncontended pair.
+    let (word, record) = match home.enter_fast(ee, bits) {
+        Some(record) => (home.word(), record),
+        None => enter_slow(ee, home, key, bits, patience)?,
+    };
+    // A word other than the home's is the address's overflow entry, whose
+    // reference the slow path took for the guard (`enter_overflow`).
+    // (`then`, not `then_some`: an `Overflow` made and dropped for the home
+    // would give back a reference nobody took.)
+    let overflow = (!core::ptr::eq(word, home.word())).then(|| Overflow(key));
+    Some(KeyedGuard::new(
+        MonitorGuard::new(word, record),
+        overflow,
+        key,
+    ))
 }
+
+/// A monitor entered: its word (the home's, or an overflow entry's) and
+/// the calling thread's record in it.
+type Entered = (&'static MultiUseWord, &'static LockRecord);
 
 /// `enter` through the home's meta-lock, and on to the overflow table if
 /// the home serves another address.
@@ -76,7 +91,7 @@ fn enter_slow(
     key: NonZeroUsize,
     bits: usize,
     patience: Patience,
-) -> Option<KeyedGuard<'static>> {
+) -> Option<Entered> {
     // Making room in the table allocates, and an allocator that locks
     // monitors could otherwise release a detached EE between two tries.
     // SAFETY: `ee` is the calling thread's EE.
@@ -102,11 +117,7 @@ fn enter_slow(
             acquired.map(|(word, _)| word)
         });
         return match found {
-            Keyed::Entered(record) => Some(KeyedGuard::new(
-                MonitorGuard::new(home.word(), record),
-                None,
-                key,
-            )),
+            Keyed::Entered(record) => Some((home.word(), record)),
             Keyed::GaveUp if reserved.is_some() && !matches!(patience, Patience::None) => {
                 reserved = Reserved::none();
                 continue;
@@ -138,27 +149,33 @@ fn enter_slow(
 }
 
 /// Enters the monitor of `key` in the overflow table, `word`, to which a
-/// reference was taken.
+/// reference was taken. Entered, the reference passes to the caller's
+/// guard (`enter`, which tells the word from the home's); if not, it is
+/// given back.
 #[cold]
 #[track_caller]
 fn enter_overflow(
     key: NonZeroUsize,
     word: NonNull<MultiUseWord>,
     patience: Patience,
-) -> Option<KeyedGuard<'static>> {
+) -> Option<Entered> {
     let overflow = Overflow(key);
     // SAFETY: the reference `overflow` holds keeps the word alive, and the
-    // guard drops its monitor guard before it (field order); if the enter
-    // gives up, `overflow` gives the reference back. The `'static` is never
-    // seen outside: the guard's `monitor` is private, the `MonitorRef` of
-    // `AsMonitorGuard` is opaque, and no method returns the word.
+    // guard `enter` makes drops its monitor guard before its `Overflow`
+    // (field order); if the enter gives up, `overflow` gives the reference
+    // back. The `'static` is never seen outside: the guard's `monitor` is
+    // private, the `MonitorRef` of `AsMonitorGuard` is opaque, and no
+    // method returns the word.
     let word: &'static MultiUseWord = unsafe { word.as_ref() };
-    let monitor = match patience {
-        Patience::Until(None) => Some(word.lock()),
-        Patience::Until(Some(deadline)) => word.try_lock_until(deadline),
-        Patience::None => word.try_lock(),
+    let record = match patience {
+        Patience::Until(None) => Some(word.enter::<true>(ExecEnv::current())),
+        Patience::Until(Some(deadline)) => {
+            try_entered(|ee| word.try_enter_until::<true>(ee, deadline))
+        }
+        Patience::None => try_entered(|ee| word.try_enter::<true>(ee)),
     }?;
-    Some(KeyedGuard::new(monitor, Some(overflow), key))
+    core::mem::forget(overflow);
+    Some((word, record))
 }
 
 /// A reference to the overflow entry of an address; dropping it gives the
@@ -167,20 +184,30 @@ fn enter_overflow(
 struct Overflow(NonZeroUsize);
 
 impl Drop for Overflow {
+    // Inlined, with the work out of line and the key passed by value, so
+    // that a guard without an overflow entry stays in registers.
+    #[inline]
     fn drop(&mut self) {
-        let key = self.0.get();
-        let (home, _) = home::locate(key);
-        let released = home.with_meta_lock(|| {
-            let released = table().release(key);
-            if matches!(released, Ok(Some(_))) {
-                home.count_overflow(false);
-            }
-            released
-        });
-        // Dropped here, with no lock held: it may free memory.
-        let leftover = released.unwrap_or_else(|misuse| misuse.raise());
-        drop(leftover);
+        release_overflow(self.0);
     }
+}
+
+/// Gives back the reference to the overflow entry of `key`.
+#[cold]
+#[inline(never)]
+fn release_overflow(key: NonZeroUsize) {
+    let key = key.get();
+    let (home, _) = home::locate(key);
+    let released = home.with_meta_lock(|| {
+        let released = table().release(key);
+        if matches!(released, Ok(Some(_))) {
+            home.count_overflow(false);
+        }
+        released
+    });
+    // Dropped here, with no lock held: it may free memory.
+    let leftover = released.unwrap_or_else(|misuse| misuse.raise());
+    drop(leftover);
 }
 
 /// Runs `f` on the word value of the monitor of `key` if it has one in use
