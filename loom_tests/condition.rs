@@ -506,13 +506,7 @@ fn condition_notify_races_an_interrupt_of_a_spinning_waiter() {
     let name = "condition_notify_races_an_interrupt_of_a_spinning_waiter";
     let before = events::events();
     condition_notify_races(name, 1, capped(2));
-    let [invited, handed_over, interrupted] = events::events().ended_in_spin_since(&before);
-    println!(
-        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
-         the interrupt {interrupted}"
-    );
-    assert!(invited > 0, "{name}: no spin saw its invitation");
-    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+    events::spins_saw_a_notify_and_an_interrupt(name, &before);
 }
 
 /// The race of the two models above, the waits spinning `spin` rounds.

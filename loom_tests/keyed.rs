@@ -27,7 +27,7 @@ use std::time::Duration;
 mod events;
 #[path = "common/interrupt_race.rs"]
 mod interrupt_race;
-use events::{GiveUp, Outcomes, events, settled_in_every_way};
+use events::{GiveUp, Outcomes, events, settled_in_every_way, spins_saw_a_notify_and_an_interrupt};
 use interrupt_race::{InterruptRace, assert_notify_or_interrupt};
 
 /// Values that embed no word, each with data only touched under its keyed
@@ -455,13 +455,7 @@ fn a_spinning_keyed_waiter_races_a_notify_and_an_interrupt_on_an_entry() {
     let name = "a_spinning_keyed_waiter_races_a_notify_and_an_interrupt_on_an_entry";
     let before = events();
     keyed_interruptible_wait_races(name, capped(2), 1, true);
-    let [invited, handed_over, interrupted] = events().ended_in_spin_since(&before);
-    println!(
-        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
-         the interrupt {interrupted}"
-    );
-    assert!(invited > 0, "{name}: no spin saw its invitation");
-    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+    spins_saw_a_notify_and_an_interrupt(name, &before);
 }
 
 /// The race of the two models above: the wait spins `spin` rounds, on an

@@ -36,7 +36,10 @@ use metalock::{MonitorGuard, MultiUseWord};
 mod events;
 #[path = "common/interrupt_race.rs"]
 mod interrupt_race;
-use events::{Events, GiveUp, Outcomes, a_park_woke_early, events, settled_in_every_way};
+use events::{
+    Events, GiveUp, Outcomes, a_park_woke_early, events, settled_in_every_way,
+    spins_saw_a_notify_and_an_interrupt,
+};
 use interrupt_race::{InterruptRace, assert_notify_or_interrupt};
 
 const PAYLOAD: usize = 0x5A5;
@@ -1184,13 +1187,7 @@ fn a_spinning_waiter_races_a_notify_and_an_interrupt() {
     let name = "a_spinning_waiter_races_a_notify_and_an_interrupt";
     let before = events();
     interruptible_wait_races(name, 1);
-    let [invited, handed_over, interrupted] = events().ended_in_spin_since(&before);
-    println!(
-        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
-         the interrupt {interrupted}"
-    );
-    assert!(invited > 0, "{name}: no spin saw its invitation");
-    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+    spins_saw_a_notify_and_an_interrupt(name, &before);
 }
 
 /// The race of the two models above, the wait spinning `spin` rounds.

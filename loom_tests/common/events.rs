@@ -108,6 +108,19 @@ impl Events {
     }
 }
 
+/// Prints how the waits of the model `name` that ended in their spin since
+/// `before` ended, and asserts that some execution saw its invitation and
+/// some its interrupt there.
+pub fn spins_saw_a_notify_and_an_interrupt(name: &str, before: &Events) {
+    let [invited, handed_over, interrupted] = events().ended_in_spin_since(before);
+    println!(
+        "{name}: spins that saw an invitation {invited}, a hand-over {handed_over}, \
+         the interrupt {interrupted}"
+    );
+    assert!(invited > 0, "{name}: no spin saw its invitation");
+    assert!(interrupted > 0, "{name}: no spin saw its interrupt");
+}
+
 /// Prints how the timed enters of the model `name` settled, and asserts
 /// that some execution settled in each of `ways`.
 pub fn settled_in_every_way(name: &str, now: &Events, before: &Events, ways: &[GiveUp]) {
