@@ -137,6 +137,62 @@ fn unlock_fair_and_try_lock_for() {
     assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
 }
 
+/// A thread that holds the monitor of one value, locking another value of
+/// the same home (one 8-byte granule), enters a monitor of its own: the
+/// home's word names the thread's record, but for the other key, so the
+/// enter must not count as a recursion, in either order of the two locks.
+/// A wait on the second releases the second only.
+#[test]
+fn another_value_of_a_held_home_is_not_a_recursion() {
+    let _watchdog = Watchdog::arm(HANG);
+    #[repr(align(8))]
+    struct Granule([u8; 8]);
+    let granule = Granule([0; 8]);
+    let bytes = (&granule.0[2], &granule.0[3]);
+    for (held, other) in [bytes, (bytes.1, bytes.0)] {
+        let outer = metalock::lock(held);
+        assert!(!metalock::is_held_by_current_thread(other));
+        assert!(!metalock::is_locked(other));
+        let mut inner = metalock::lock(other);
+        assert_eq!(
+            inner.depth(),
+            1,
+            "the other value's enter counted as a recursion"
+        );
+        assert_eq!(metalock::try_lock(other).map(|g| g.depth()), Some(2));
+        assert_eq!(metalock::lock(held).depth(), 2);
+        assert_eq!(outer.depth(), 1);
+        let (waiting, done) = (AtomicU8::new(0), AtomicU8::new(0));
+        thread::scope(|s| {
+            s.spawn(|| {
+                assert!(metalock::try_lock(held).is_none());
+                // Entered once `inner` waits, which releases `other` only.
+                let guard = metalock::lock(other);
+                assert_eq!(waiting.load(Relaxed), 1);
+                assert!(!metalock::is_held_by_current_thread(held));
+                assert!(metalock::try_lock(held).is_none());
+                done.store(1, Relaxed);
+                assert!(guard.notify_one());
+            });
+            waiting.store(1, Relaxed);
+            inner.wait_while(|| done.load(Relaxed) == 0);
+        });
+        assert_eq!(inner.depth(), 1);
+        assert_eq!(outer.depth(), 1);
+        drop(outer);
+        assert!(!metalock::is_held_by_current_thread(held));
+        assert!(metalock::is_held_by_current_thread(other));
+        thread::scope(|s| {
+            s.spawn(|| {
+                assert!(metalock::try_lock(held).is_some());
+                assert!(metalock::try_lock(other).is_none());
+            });
+        });
+        drop(inner);
+        assert!(!metalock::is_locked(held) && !metalock::is_locked(other));
+    }
+}
+
 /// `unlocked` on a guard of an overflow entry (its home served another
 /// address): released meanwhile, with the home freed too, the guard finds
 /// the monitor again by the address, wherever it is then. (The count of
