@@ -68,8 +68,8 @@ use crate::sys::Instant;
 /// ```
 ///
 /// Unlike parking_lot's `Condvar`, the guard's monitor may be reentrant (a
-/// word's or a keyed one) and a wait restores its depth, and there is no
-/// poisoning.
+/// word's or a keyed one) and a wait restores its depth; unlike std's, there
+/// is no poisoning.
 pub struct Condition {
     word: ConditionWord,
 }

@@ -1,5 +1,6 @@
 //! The guard API parking_lot users expect, on `Synchronized`: mapped guards,
-//! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`.
+//! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`,
+//! `Display`, the way back from a guard to its `Synchronized` or `Arc`.
 
 mod common;
 use common::Watchdog;
@@ -36,6 +37,34 @@ fn mapped_guards_narrow_and_release() {
     }));
     assert!(result.is_err());
     assert!(!pair.is_locked());
+}
+
+#[test]
+fn guards_display_their_value_and_lead_back_to_their_lock() {
+    let name = Synchronized::new(String::from("ada"));
+    let guard = name.lock();
+    assert_eq!(format!("{guard}"), "ada");
+    assert!(std::ptr::eq(SynchronizedGuard::synchronized(&guard), &name));
+    let first = SynchronizedGuard::map(guard, |name| &mut name[..1]);
+    assert_eq!(format!("{first:>3}"), "  a");
+    // A mapped guard may be shared with other threads for reading.
+    thread::scope(|s| {
+        s.spawn(|| assert_eq!(&*first, "a"));
+    });
+    drop(first);
+
+    let shared = Arc::new(Synchronized::new(7_u32));
+    let guard = shared.lock_arc();
+    assert_eq!(guard.to_string(), "7");
+    let sync = ArcSynchronizedGuard::into_arc(guard);
+    assert!(Arc::ptr_eq(&sync, &shared) && !shared.is_locked());
+    let guard = shared.lock_arc();
+    thread::scope(|s| {
+        let other = s.spawn(|| *shared.lock() += 1);
+        let sync = ArcSynchronizedGuard::into_arc_fair(guard);
+        other.join().unwrap();
+        assert_eq!(*sync.lock(), 8);
+    });
 }
 
 #[test]

@@ -205,3 +205,15 @@ impl<U: ?Sized + fmt::Debug> fmt::Debug for MappedSynchronizedGuard<'_, U> {
         fmt::Debug::fmt(&**self, f)
     }
 }
+
+impl<U: ?Sized + fmt::Display> fmt::Display for MappedSynchronizedGuard<'_, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+// SAFETY: through a shared reference the guard gives only `&U` (`Deref`,
+// the formatting impls); everything that touches the monitor takes the
+// guard by value, on its owner's thread. So sharing it shares `&U`, sound
+// when `U: Sync`, as lock_api's mapped guard.
+unsafe impl<U: ?Sized + Sync> Sync for MappedSynchronizedGuard<'_, U> {}

@@ -64,6 +64,7 @@
 // lack.
 #[cfg(target_has_atomic = "ptr")]
 mod arc;
+mod arc_waiting;
 mod mapped;
 mod value_guard;
 

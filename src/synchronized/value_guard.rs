@@ -48,7 +48,7 @@ pub struct SynchronizedGuard<'a, T: ?Sized> {
     pub(super) sync: &'a Synchronized<T>,
 }
 
-impl<T: ?Sized> SynchronizedGuard<'_, T> {
+impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
     /// Releases the monitor, blocks until another thread notifies, and
     /// re-enters. Call it in a loop that re-checks the condition, or use
     /// [`wait_while`](Self::wait_while).
@@ -403,6 +403,21 @@ impl<T: ?Sized> SynchronizedGuard<'_, T> {
     pub fn bump(guard: &mut Self) {
         guard.monitor.bump_as::<false>();
     }
+
+    /// The `Synchronized` this guard holds (lock_api's `MutexGuard::mutex`).
+    /// An associated function, so that it cannot clash with a method of `T`.
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let counter = Synchronized::new(0);
+    /// let guard = counter.lock();
+    /// assert!(std::ptr::eq(SynchronizedGuard::synchronized(&guard), &counter));
+    /// assert!(SynchronizedGuard::synchronized(&guard).is_held_by_current_thread());
+    /// ```
+    pub fn synchronized(guard: &Self) -> &'a Synchronized<T> {
+        guard.sync
+    }
 }
 
 impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {
@@ -439,5 +454,11 @@ impl<T: ?Sized> DerefMut for SynchronizedGuard<'_, T> {
 impl<T: ?Sized + fmt::Debug> fmt::Debug for SynchronizedGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for SynchronizedGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
     }
 }
