@@ -4,6 +4,8 @@
 use core::fmt;
 use core::time::Duration;
 
+#[cfg(feature = "std")]
+use crate::guard::wait_while_interruptibly_until;
 use crate::guard::{AsMonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until};
 #[cfg(feature = "std")]
 use crate::interrupt::Interrupted;
@@ -383,6 +385,36 @@ impl Condition {
         F: FnMut(&mut G::Target) -> bool,
     {
         wait_while_until(guard, self.wait_set(), condition, Some(deadline))
+    }
+
+    /// As [`wait_while`](Self::wait_while), each wait as
+    /// [`wait_interruptibly`](Self::wait_interruptibly): `Err` once an
+    /// interrupt ends one, with the monitor held again at the same depth.
+    /// A condition that no longer holds returns `Ok` at once, interrupt
+    /// pending or not.
+    ///
+    /// ```
+    /// use metalock::{Condition, Interrupted, Synchronized};
+    ///
+    /// let queue = Synchronized::new(Vec::<u32>::new());
+    /// let not_empty = Condition::new();
+    /// let mut guard = queue.lock();
+    /// metalock::interrupt_handle().interrupt();
+    /// let ended = not_empty.wait_while_interruptibly(&mut guard, |q| q.is_empty());
+    /// assert_eq!(ended, Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_interruptibly<G, F>(
+        &self,
+        guard: &mut G,
+        condition: F,
+    ) -> Result<(), Interrupted>
+    where
+        G: AsMonitorGuard + ?Sized,
+        F: FnMut(&mut G::Target) -> bool,
+    {
+        wait_while_interruptibly_until(guard, self.wait_set(), condition, None).map(drop)
     }
 
     /// Notifies the thread that has waited longest on this condition: it

@@ -75,6 +75,38 @@ fn plain_waits_ignore_interrupts_and_timed_ones_time_out() {
     assert!(result.unwrap().timed_out());
 }
 
+/// `Condition::wait_while_interruptibly` sees the guard's value, returns
+/// `Ok` at once where the condition is false (the interrupt stays
+/// pending), and `Err` once an interrupt ends a wait, the value reachable
+/// again.
+#[test]
+fn a_condition_wait_while_is_interruptible() {
+    let queue = Synchronized::new(Vec::<u32>::new());
+    let not_empty = Condition::new();
+    thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let (queue, not_empty) = (&queue, &not_empty);
+        let waiter = s.spawn(move || {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let mut guard = queue.lock();
+            let ended = not_empty.wait_while_interruptibly(&mut guard, |queue| queue.is_empty());
+            guard.push(1);
+            ended
+        });
+        let handle = rx.recv().unwrap();
+        // The waiter locks before it waits, and only the wait releases the
+        // monitor; an interrupt before the wait ends it at once all the same.
+        handle.interrupt();
+        assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+    });
+    let mut guard = queue.lock();
+    metalock::interrupt_handle().interrupt();
+    let ended = not_empty.wait_while_interruptibly(&mut guard, |queue| queue.is_empty());
+    assert_eq!(ended, Ok(()));
+    assert!(metalock::interrupted());
+    assert_eq!(*guard, [1]);
+}
+
 /// A `Condition` wait is interruptible too, and a waiter that reports the
 /// interrupt leaves the condition free for another monitor.
 #[test]

@@ -176,6 +176,76 @@ fn interrupt_ends_a_wait<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// `wait_while_interruptibly`: a condition already false returns `Ok` with
+/// an interrupt pending (which stays pending); notifies that leave the
+/// condition true keep it waiting, an interrupt ends it with the monitor
+/// held again at the same depth, and a notify that makes the condition
+/// false ends it with `Ok`.
+fn interrupt_ends_a_wait_while<K: Kind>() {
+    let monitor = K::make();
+    {
+        let mut guard = monitor.lock();
+        metalock::interrupt_handle().interrupt();
+        assert_eq!(guard.wait_while_interruptibly(|| false), Ok(()));
+        assert!(metalock::interrupted(), "the interrupt stays pending");
+    }
+    let (waits, done, reported) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let (tx, rx) = mpsc::channel();
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let _outer = K::REENTRANT.then(|| monitor.lock());
+            let mut guard = monitor.lock();
+            let depth = guard.depth();
+            let ended = guard.wait_while_interruptibly(|| {
+                waits.fetch_add(1, Relaxed);
+                done.load(Relaxed) == 0
+            });
+            assert_eq!(guard.depth(), depth);
+            assert!(monitor.is_held_by_current_thread());
+            reported.store(1, Relaxed);
+            let then = guard.wait_while_interruptibly(|| done.load(Relaxed) == 0);
+            (ended, then)
+        });
+        let handle = rx.recv().unwrap();
+        // Two futile wake-ups: each notify finds the waiter waiting (it
+        // releases the monitor only by waiting), which checks again.
+        for seen in 1..=2 {
+            loop {
+                let guard = monitor.lock();
+                if waits.load(Relaxed) == seen {
+                    assert_eq!(guard.notify_all(), 1);
+                    break;
+                }
+                drop(guard);
+                thread::yield_now();
+            }
+        }
+        while waits.load(Relaxed) < 3 || monitor.try_lock().is_none() {
+            thread::yield_now();
+        }
+        handle.interrupt();
+        // Once the interrupt was reported (a notify before that could end
+        // the wait as notified, the interrupt left pending), a notify with
+        // the condition false ends the next wait.
+        while reported.load(Relaxed) == 0 {
+            thread::yield_now();
+        }
+        let guard = monitor.lock();
+        done.store(1, Relaxed);
+        guard.notify_all();
+        drop(guard);
+        let (ended, then) = waiter.join().unwrap();
+        assert_eq!(ended, Err(Interrupted));
+        assert_eq!(then, Ok(()));
+    });
+    assert!(!monitor.is_locked());
+}
+
 fn a_panic_releases<K: Kind>() {
     let monitor = K::make();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -316,6 +386,12 @@ macro_rules! semantics {
             fn interrupt_ends_a_wait() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::interrupt_ends_a_wait::<$kind>();
+            }
+
+            #[test]
+            fn interrupt_ends_a_wait_while() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::interrupt_ends_a_wait_while::<$kind>();
             }
 
             #[test]

@@ -13,6 +13,8 @@ mod word;
 pub(crate) use unlocked::{AbortOnUnwind, check_depth_one};
 pub use waiting::AsMonitorGuard;
 pub(crate) use waiting::sealed;
+#[cfg(feature = "std")]
+pub(crate) use waiting::wait_while_interruptibly_until;
 pub(crate) use waiting::wait_while_until;
 pub use word::Monitor;
 

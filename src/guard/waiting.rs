@@ -238,6 +238,30 @@ impl MonitorGuard<'_> {
     ) -> WaitTimeoutResult {
         wait_while_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
     }
+
+    /// As [`wait_while`](Self::wait_while), each wait as
+    /// [`wait_interruptibly`](Self::wait_interruptibly): `Err` once an
+    /// interrupt ends one, with the monitor held again at the same depth.
+    /// A condition that no longer holds returns `Ok` at once, interrupt
+    /// pending or not (Java's `while (cond) wait();`).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_while_interruptibly(|| false), Ok(()));
+    /// assert_eq!(guard.wait_while_interruptibly(|| true), Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_interruptibly(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+    ) -> Result<(), Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), None).map(drop)
+    }
 }
 
 impl sealed::MonitorRef<'_> {
@@ -279,9 +303,36 @@ impl sealed::MonitorRef<'_> {
 pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
     guard: &mut G,
     set: WaitSet<'_>,
-    mut condition: impl FnMut(&mut G::Target) -> bool,
+    condition: impl FnMut(&mut G::Target) -> bool,
     deadline: Option<Instant>,
 ) -> WaitTimeoutResult {
+    wait_while_in(guard, set, condition, deadline, false)
+        .unwrap_or_else(|| unreachable!("only an interruptible wait is interrupted"))
+}
+
+/// As [`wait_while_until`], each wait interruptible: `Err` once an interrupt
+/// ends one (a condition that no longer holds returns before any wait, as
+/// Java's `while (cond) c.await();` does, pending interrupt or not).
+#[cfg(feature = "std")]
+#[track_caller]
+pub(crate) fn wait_while_interruptibly_until<G: AsMonitorGuard + ?Sized>(
+    guard: &mut G,
+    set: WaitSet<'_>,
+    condition: impl FnMut(&mut G::Target) -> bool,
+    deadline: Option<Instant>,
+) -> Result<WaitTimeoutResult, Interrupted> {
+    wait_while_in(guard, set, condition, deadline, true).ok_or(Interrupted)
+}
+
+/// The loop of both: `None` if an interrupt ended an `interruptible` wait.
+#[track_caller]
+fn wait_while_in<G: AsMonitorGuard + ?Sized>(
+    guard: &mut G,
+    set: WaitSet<'_>,
+    mut condition: impl FnMut(&mut G::Target) -> bool,
+    deadline: Option<Instant>,
+    interruptible: bool,
+) -> Option<WaitTimeoutResult> {
     let mut woken = false;
     while condition(guard.__target()) {
         if woken {
@@ -294,11 +345,22 @@ pub(crate) fn wait_while_until<G: AsMonitorGuard + ?Sized>(
             }
         }
         woken = true;
-        if guard.__monitor_guard().wait_on(set, deadline) {
-            return WaitTimeoutResult(condition(guard.__target()));
+        let monitor = guard.__monitor_guard();
+        #[cfg(feature = "std")]
+        let timed_out = match interruptible {
+            true => monitor.wait_interruptibly_on(set, deadline).ok()?.0,
+            false => monitor.wait_on(set, deadline),
+        };
+        #[cfg(not(feature = "std"))]
+        let timed_out = {
+            debug_assert!(!interruptible, "no interrupts without std");
+            monitor.wait_on(set, deadline)
+        };
+        if timed_out {
+            return Some(WaitTimeoutResult(condition(guard.__target())));
         }
     }
-    WaitTimeoutResult(false)
+    Some(WaitTimeoutResult(false))
 }
 
 /// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`], and

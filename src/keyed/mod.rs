@@ -28,6 +28,7 @@
 
 mod guard;
 mod table;
+mod waiting;
 
 pub use self::guard::KeyedGuard;
 #[cfg(loom)]

@@ -4,6 +4,8 @@
 use core::time::Duration;
 
 use super::ArcSynchronizedGuard;
+#[cfg(feature = "std")]
+use crate::guard::wait_while_interruptibly_until;
 use crate::guard::{WaitTimeoutResult, deadline_after, wait_while_until};
 #[cfg(feature = "std")]
 use crate::interrupt::Interrupted;
@@ -159,6 +161,26 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
         deadline: Instant,
     ) -> WaitTimeoutResult {
         wait_while_until(self, WaitSet::Monitor, condition, Some(deadline))
+    }
+
+    /// See [`SynchronizedGuard::wait_while_interruptibly`](super::SynchronizedGuard::wait_while_interruptibly).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let jobs = Arc::new(Synchronized::new(Vec::<u32>::new()));
+    /// let mut guard = jobs.lock_arc();
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_while_interruptibly(|jobs| jobs.is_empty()), Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_interruptibly(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+    ) -> Result<(), Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, condition, None).map(drop)
     }
 
     /// See [`SynchronizedGuard::notify_one`](super::SynchronizedGuard::notify_one).

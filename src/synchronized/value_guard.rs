@@ -6,6 +6,8 @@ use core::ops::{Deref, DerefMut};
 use core::time::Duration;
 
 use super::Synchronized;
+#[cfg(feature = "std")]
+use crate::guard::wait_while_interruptibly_until;
 use crate::guard::{
     self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until,
 };
@@ -256,6 +258,36 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
         deadline: Instant,
     ) -> WaitTimeoutResult {
         wait_while_until(self, WaitSet::Monitor, condition, Some(deadline))
+    }
+
+    /// As [`wait_while`](Self::wait_while), each wait as
+    /// [`wait_interruptibly`](Self::wait_interruptibly): `Err` once an
+    /// interrupt ends one, with the monitor held again. A condition that no
+    /// longer holds returns `Ok` at once, interrupt pending or not.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    ///
+    /// let jobs = Synchronized::new(Vec::<u32>::new());
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     let worker = s.spawn(|| {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         let mut jobs = jobs.lock();
+    ///         jobs.wait_while_interruptibly(|jobs| jobs.is_empty())
+    ///     });
+    ///     // No job comes: the worker is told to stop instead.
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(worker.join().unwrap(), Err(Interrupted));
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_interruptibly(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+    ) -> Result<(), Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, condition, None).map(drop)
     }
 
     /// Marks the thread that has waited longest as notified; `false` if none

@@ -33,6 +33,10 @@ pub trait Guard: AsMonitorGuard {
         timeout: Duration,
     ) -> Result<WaitTimeoutResult, Interrupted>;
     fn wait_interruptibly(&mut self) -> Result<(), Interrupted>;
+    fn wait_while_interruptibly(
+        &mut self,
+        condition: impl FnMut() -> bool,
+    ) -> Result<(), Interrupted>;
     fn notify_one(&self) -> bool;
     fn notify_all(&self) -> usize;
     fn unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U;
@@ -40,8 +44,13 @@ pub trait Guard: AsMonitorGuard {
     fn bump(&mut self);
 }
 
+/// `$condition => $adapted`: how a guard's `wait_while` forms take a
+/// condition that sees nothing (a `SynchronizedGuard`'s sees the value).
 macro_rules! guard_impl {
     ($guard:ty, $depth:expr) => {
+        guard_impl!($guard, $depth, condition => condition);
+    };
+    ($guard:ty, $depth:expr, $condition:ident => $adapted:expr) => {
         impl Guard for $guard {
             fn depth(&self) -> usize {
                 let depth: fn(&Self) -> usize = $depth;
@@ -61,6 +70,12 @@ macro_rules! guard_impl {
             }
             fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
                 Self::wait_interruptibly(self)
+            }
+            fn wait_while_interruptibly(
+                &mut self,
+                $condition: impl FnMut() -> bool,
+            ) -> Result<(), Interrupted> {
+                Self::wait_while_interruptibly(self, $adapted)
             }
             fn notify_one(&self) -> bool {
                 Self::notify_one(self)
@@ -83,7 +98,10 @@ macro_rules! guard_impl {
 
 guard_impl!(MonitorGuard<'_>, |g| g.depth());
 guard_impl!(KeyedGuard<'_>, |g| g.depth());
-guard_impl!(SynchronizedGuard<'_, ()>, |_| 1);
+guard_impl!(SynchronizedGuard<'_, ()>, |_| 1, condition => {
+    let mut condition = condition;
+    move |_: &mut ()| condition()
+});
 
 impl Kind for MultiUseWord {
     type Guard<'a> = MonitorGuard<'a>;
