@@ -1,0 +1,139 @@
+//! Every way out of a keyed guard gives back what it took: after each step,
+//! on two values of one home (so the second is an overflow entry while the
+//! first holds the home), no keyed monitor is left in use. Alone in its
+//! binary: `keyed_monitors` counts the whole process's.
+
+mod common;
+use common::Watchdog;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::thread;
+use std::time::Duration;
+
+use metalock::{Interrupted, KeyedGuard};
+
+/// Two bytes of one 8-byte granule, so of one home.
+#[repr(align(8))]
+struct Granule([u8; 8]);
+
+/// A wait that no notify ends; long enough for a loaded machine.
+const SHORT: Duration = Duration::from_millis(2);
+
+#[track_caller]
+fn none_in_use(step: &str) {
+    assert_eq!(
+        metalock::keyed_monitors(),
+        0,
+        "a keyed monitor is still in use after: {step}"
+    );
+}
+
+#[test]
+fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let granule = Granule([0; 8]);
+    let (home, other) = (&granule.0[0], &granule.0[1]);
+
+    {
+        let _home = metalock::lock(home);
+        let entry = metalock::lock(other);
+        let again = metalock::lock(other);
+        assert_eq!(again.depth(), 2);
+        assert_eq!(metalock::keyed_monitors(), 2);
+        drop(again);
+        drop(entry);
+        assert_eq!(metalock::keyed_monitors(), 1);
+    }
+    none_in_use("a lock, a recursive lock and their release");
+
+    {
+        let _home = metalock::lock(home);
+        let _entry = metalock::lock(other);
+        thread::scope(|s| {
+            s.spawn(|| {
+                assert!(metalock::try_lock(other).is_none());
+                assert!(metalock::try_lock_for(other, SHORT).is_none());
+                assert!(metalock::try_lock(home).is_none());
+                assert!(metalock::try_lock_for(home, SHORT).is_none());
+            });
+        });
+        assert_eq!(metalock::keyed_monitors(), 2);
+    }
+    none_in_use("try_lock and try_lock_for that fail");
+
+    {
+        let _home = metalock::lock(home);
+        let entry = metalock::try_lock(other).expect("free");
+        let again = metalock::try_lock_for(other, SHORT).expect("ours");
+        drop(again);
+        drop(entry);
+    }
+    none_in_use("try_lock and try_lock_for that succeed");
+
+    {
+        let held = metalock::lock(home);
+        let mut entry = metalock::lock(other);
+        KeyedGuard::unlocked(&mut entry, || assert!(!metalock::is_locked(other)));
+        KeyedGuard::unlocked_fair(&mut entry, || ());
+        KeyedGuard::bump(&mut entry);
+        // The home freed meanwhile: the guard comes back to it, not to an
+        // entry.
+        let mut held = Some(held);
+        KeyedGuard::unlocked(&mut entry, || drop(held.take()));
+        assert_eq!(metalock::keyed_monitors(), 1);
+        assert!(metalock::is_held_by_current_thread(other));
+    }
+    none_in_use("unlocked, unlocked_fair and bump");
+
+    {
+        let _home = metalock::lock(home);
+        let mut entry = metalock::lock(other);
+        let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+            KeyedGuard::unlocked(&mut entry, || panic!("inside unlocked"));
+        }));
+        assert!(unwound.is_err());
+        assert!(metalock::is_held_by_current_thread(other));
+        let _outer = metalock::lock(other);
+        let refused = panic::catch_unwind(AssertUnwindSafe(|| {
+            KeyedGuard::unlocked(&mut entry, || ());
+        }));
+        assert!(refused.is_err(), "unlocked two levels deep panics");
+    }
+    none_in_use("a panic inside unlocked, and unlocked refused");
+
+    {
+        let _home = metalock::lock(home);
+        let mut entry = metalock::lock(other);
+        assert!(entry.wait_for(SHORT).timed_out());
+        assert!(entry.wait_while_for(|| true, SHORT).timed_out());
+        metalock::interrupt_handle().interrupt();
+        assert_eq!(entry.wait_for_interruptibly(SHORT), Err(Interrupted));
+        metalock::interrupt_handle().interrupt();
+        assert_eq!(entry.wait_while_interruptibly(|| true), Err(Interrupted));
+    }
+    none_in_use("timed and interrupted waits of an overflow guard");
+
+    {
+        let mut held = metalock::lock(home);
+        let done = AtomicBool::new(false);
+        thread::scope(|s| {
+            s.spawn(|| {
+                drop(metalock::lock(other));
+                let waiter = metalock::lock(home);
+                done.store(true, Relaxed);
+                waiter.notify_all();
+            });
+            let waited = held.wait_while_for(|| !done.load(Relaxed), Duration::from_secs(60));
+            assert!(!waited.timed_out());
+        });
+    }
+    none_in_use("a wait on the home while another thread locks its other value");
+
+    let unwound = panic::catch_unwind(|| {
+        let _home = metalock::lock(home);
+        let _entry = metalock::lock(other);
+        panic!("holding both");
+    });
+    assert!(unwound.is_err());
+    none_in_use("a panic holding both");
+}
