@@ -446,7 +446,7 @@ impl Condition {
         self.word.notify(true)
     }
 
-    fn wait_set(&self) -> WaitSet<'_> {
+    pub(crate) fn wait_set(&self) -> WaitSet<'_> {
         WaitSet::Condition(&self.word)
     }
 }

@@ -6,6 +6,7 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::time::Duration;
 
+use crate::condition::Condition;
 use crate::exec_env::ExecEnv;
 use crate::guard::{AbortOnUnwind, AsMonitorGuard, deadline_after, sealed, try_entered};
 use crate::lock_record::LockRecord;
@@ -307,5 +308,90 @@ impl<T: ?Sized> AsMonitorGuard for lock_api::MutexGuard<'_, RawMonitor, T> {
 
     fn __target(&mut self) -> &mut T {
         self
+    }
+}
+
+/// A [`Condition`] is lock_api's raw condition variable of a [`RawMonitor`],
+/// so that `lock_api::Condvar<metalock::Condition>` (and code generic over
+/// `lock_api::RawCondvar`) waits with `lock_api::Mutex<RawMonitor, T>`.
+///
+/// No spurious wake-ups: a wait ends when a notify reaches it, or (timed)
+/// when its time ran out first, so `notify_one` and `notify_all` count
+/// exactly the waiters they reach. One condition serves one monitor at a
+/// time: a wait with another monitor while threads wait with the first
+/// panics before it releases anything.
+///
+/// ```
+/// use metalock::{Condition, RawMonitor};
+///
+/// type Mutex<T> = lock_api::Mutex<RawMonitor, T>;
+/// type Condvar = lock_api::Condvar<Condition>;
+///
+/// let ready = Mutex::new(false);
+/// let changed = Condvar::new();
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         *ready.lock() = true;
+///         changed.notify_all();
+///     });
+///     let mut guard = ready.lock();
+///     changed.wait_while(&mut guard, |ready| !*ready);
+///     assert!(*guard);
+/// });
+/// ```
+// SAFETY: a wait releases the monitor and joins the wait set in one hold of
+// the set's stripe, which every notify takes, so no notify falls between
+// the release and the wait; it re-enters with the token's record, so the
+// token names the owner again when the wait returns (`RawMonitor`'s
+// invariant). It panics only before it releases anything (a token whose
+// record does not own the monitor, a condition bound to another monitor);
+// past that point a failure aborts.
+unsafe impl lock_api::RawCondvar for Condition {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = Self::new();
+
+    type RawMutex = RawMonitor;
+
+    #[inline]
+    #[track_caller]
+    unsafe fn wait(&self, mutex: &RawMonitor, token: &mut RawMonitorToken) {
+        let monitor = sealed::MonitorRef {
+            word: &mutex.word,
+            record: token.record,
+        };
+        monitor.wait_on(self.wait_set(), None);
+    }
+
+    #[inline]
+    fn notify_one(&self) -> bool {
+        Condition::notify_one(self)
+    }
+
+    #[inline]
+    fn notify_all(&self) -> usize {
+        Condition::notify_all(self)
+    }
+}
+
+// SAFETY: as for `RawCondvar`; a wait whose time runs out leaves the wait set
+// and re-enters before it returns.
+unsafe impl lock_api::RawCondvarTimed for Condition {
+    fn checked_duration_to_instant(timeout: &Duration) -> Option<Instant> {
+        deadline_after(*timeout)
+    }
+
+    #[inline]
+    #[track_caller]
+    unsafe fn wait_until(
+        &self,
+        mutex: &RawMonitor,
+        token: &mut RawMonitorToken,
+        deadline: &Instant,
+    ) -> bool {
+        let monitor = sealed::MonitorRef {
+            word: &mutex.word,
+            record: token.record,
+        };
+        monitor.wait_on(self.wait_set(), Some(*deadline))
     }
 }

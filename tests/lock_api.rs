@@ -1,7 +1,8 @@
 //! `RawMonitor` under `lock_api`: code generic over `lock_api::RawMutex`
 //! runs on it, and everything `lock_api::Mutex` builds on the raw traits
 //! works (mapped and `Arc` guards, timed and fair unlocks, `bump`); its
-//! guards wait on a `Condition`.
+//! guards wait on a `Condition`, directly or as `lock_api::Condvar`'s raw
+//! condition variable.
 // `RawMonitor` is not built under the model checkers (`--cfg loom`, feature
 // `shuttle`).
 #![cfg(not(any(loom, feature = "shuttle")))]
@@ -355,6 +356,78 @@ fn waits_through_lock_api_guards_come_back_holding_the_mutex() {
         }
     });
     assert!(!m.is_locked());
+}
+
+/// `lock_api::Condvar<Condition>`: the generic condition variable waits
+/// with lock_api's guards of a `RawMonitor`, counts the waiters its notifies
+/// reach exactly (no spurious wake-ups), times out, and refuses a second
+/// mutex while waiters of the first remain.
+#[test]
+fn lock_api_condvar_on_a_condition() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    type Condvar = lock_api::Condvar<Condition>;
+    static CHANGED: Condvar = Condvar::new();
+    let state = Mutex::new((0_usize, false));
+    thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let mut guard = state.lock();
+                guard.0 += 1;
+                CHANGED.wait_while(&mut guard, |(_, go)| !*go);
+                guard.0 -= 1;
+            });
+        }
+        // Each waiter counts itself in and waits in one hold of the mutex.
+        let mut guard = state.lock();
+        while guard.0 < 3 {
+            drop(guard);
+            thread::yield_now();
+            guard = state.lock();
+        }
+        // Counted exactly: a notified waiter waits no more, even before it
+        // runs again.
+        assert!(CHANGED.notify_one(), "a waiter waits");
+        assert_eq!(CHANGED.notify_all(), 2);
+        assert_eq!(CHANGED.notify_all(), 0);
+        guard.1 = true;
+    });
+    assert_eq!(*state.lock(), (0, true));
+    assert!(!CHANGED.notify_one());
+
+    let mut guard = state.lock();
+    let started = Instant::now();
+    assert!(
+        CHANGED
+            .wait_for(&mut guard, Duration::from_millis(5))
+            .timed_out()
+    );
+    assert!(started.elapsed() >= Duration::from_millis(5));
+    let deadline = metalock::Instant::now() + Duration::from_millis(1);
+    assert!(CHANGED.wait_until(&mut guard, deadline).timed_out());
+    assert!(state.is_locked());
+    drop(guard);
+
+    // One monitor at a time, as through `Condition`'s own methods.
+    let other = Mutex::new(false);
+    let refused = thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = other.lock();
+            *guard = true;
+            CHANGED.wait_while(&mut guard, |waiting| *waiting);
+        });
+        while !*other.lock() {
+            thread::yield_now();
+        }
+        let mut guard = state.lock();
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            CHANGED.wait_for(&mut guard, Duration::from_millis(1))
+        }));
+        drop(guard);
+        *other.lock() = false;
+        CHANGED.notify_all();
+        refused
+    });
+    panics::assert_panicked_with(refused, "a condition belongs to one monitor at a time");
 }
 
 /// A condition belongs to one monitor at a time, whichever guard waits on

@@ -131,10 +131,13 @@ fn enter_slow(
                 None
             }
             Keyed::Elsewhere(Ok(word)) => {
+                // The reference taken is owned from here, so that an unwind
+                // from the drops below gives it back.
+                let overflow = Overflow(key);
                 // The word's own enter keeps and releases the EE as needed.
                 drop(reserved);
                 drop(kept);
-                enter_overflow(key, word, patience)
+                enter_overflow(overflow, word, patience)
             }
             // Allocated with no lock held, then tried again: the home may
             // even be free for the key by then.
@@ -149,18 +152,17 @@ fn enter_slow(
     }
 }
 
-/// Enters the monitor of `key` in the overflow table, `word`, to which a
-/// reference was taken. Entered, the reference passes to the caller's
-/// guard (`enter`, which tells the word from the home's); if not, it is
-/// given back.
+/// Enters the monitor of an address in the overflow table, `word`, whose
+/// reference `overflow` holds. Entered, the reference passes to the
+/// caller's guard (`enter`, which tells the word from the home's); if not,
+/// it is given back.
 #[cold]
 #[track_caller]
 fn enter_overflow(
-    key: NonZeroUsize,
+    overflow: Overflow,
     word: NonNull<MultiUseWord>,
     patience: Patience,
 ) -> Option<Entered> {
-    let overflow = Overflow(key);
     // SAFETY: the reference `overflow` holds keeps the word alive, and the
     // guard `enter` makes drops its monitor guard before its `Overflow`
     // (field order); if the enter gives up, `overflow` gives the reference
