@@ -200,7 +200,7 @@ pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted}
 #[cfg(feature = "std")]
 pub use keyed::{
     KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, synchronized, try_lock,
-    try_lock_for,
+    try_lock_for, try_lock_until,
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};

@@ -111,11 +111,16 @@ fn many_monitors_held_at_once() {
 }
 
 #[test]
-fn unlock_fair_and_try_lock_for() {
+fn unlock_fair_try_lock_for_and_until() {
     let value = 7_i32;
     let guard = metalock::lock(&value);
     thread::scope(|s| {
-        s.spawn(|| assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_none()));
+        s.spawn(|| {
+            assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_none());
+            let deadline = metalock::Instant::now() + Duration::from_millis(5);
+            assert!(metalock::try_lock_until(&value, deadline).is_none());
+            assert!(metalock::Instant::now() >= deadline);
+        });
     });
     // A thread that sleeps in the queue when the monitor is released fairly
     // is handed the monitor: it is the queued thread's before it even runs,
@@ -135,6 +140,7 @@ fn unlock_fair_and_try_lock_for() {
     guard.unlock_fair();
     assert!(!metalock::is_locked(&value));
     assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
+    assert!(metalock::try_lock_until(&value, metalock::Instant::now()).is_some());
 }
 
 /// A thread that holds the monitor of one value, locking another value of

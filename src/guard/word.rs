@@ -238,6 +238,86 @@ pub trait Monitor {
         let mut guard = self.lock();
         f(&mut guard)
     }
+
+    /// Enters the object's monitor, waiting at most `timeout`; see
+    /// [`MultiUseWord::try_lock_for`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// fn busy(object: &(impl Monitor + Sync)) -> bool {
+    ///     std::thread::scope(|s| {
+    ///         s.spawn(|| object.try_lock_for(Duration::from_millis(1)).is_none())
+    ///             .join()
+    ///             .unwrap()
+    ///     })
+    /// }
+    ///
+    /// let word = MultiUseWord::new();
+    /// assert!(!busy(&word));
+    /// let _guard = word.lock();
+    /// assert!(busy(&word));
+    /// ```
+    #[track_caller]
+    fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
+        self.multi_use_word().try_lock_for(timeout)
+    }
+
+    /// Enters the object's monitor, waiting at most until `deadline`; see
+    /// [`MultiUseWord::try_lock_until`].
+    ///
+    /// ```
+    /// use metalock::{Instant, Monitor, MultiUseWord};
+    ///
+    /// fn depth_by(object: &impl Monitor, deadline: Instant) -> Option<usize> {
+    ///     object.try_lock_until(deadline).map(|guard| guard.depth())
+    /// }
+    ///
+    /// assert_eq!(depth_by(&MultiUseWord::new(), Instant::now()), Some(1));
+    /// ```
+    #[track_caller]
+    fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
+        self.multi_use_word().try_lock_until(deadline)
+    }
+
+    /// Whether some thread holds the object's monitor now; see
+    /// [`MultiUseWord::is_locked`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn locked(object: &impl Monitor) -> bool {
+    ///     object.is_locked()
+    /// }
+    ///
+    /// let word = MultiUseWord::new();
+    /// let guard = word.lock();
+    /// assert!(locked(&word));
+    /// drop(guard);
+    /// assert!(!locked(&word));
+    /// ```
+    fn is_locked(&self) -> bool {
+        self.multi_use_word().is_locked()
+    }
+
+    /// Whether the calling thread holds the object's monitor; see
+    /// [`MultiUseWord::is_held_by_current_thread`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn mine(object: &impl Monitor) -> bool {
+    ///     object.is_held_by_current_thread()
+    /// }
+    ///
+    /// let word = MultiUseWord::new();
+    /// let _guard = word.lock();
+    /// assert!(mine(&word));
+    /// ```
+    fn is_held_by_current_thread(&self) -> bool {
+        self.multi_use_word().is_held_by_current_thread()
+    }
 }
 
 impl Monitor for MultiUseWord {

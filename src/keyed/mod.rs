@@ -43,6 +43,7 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{MonitorGuard, deadline_after, try_entered};
 use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
+use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, state};
 
 /// The key of a value: the address of its first byte.
@@ -319,6 +320,27 @@ pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
 #[track_caller]
 pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuard<'_>> {
     enter(key_of(value), Patience::Until(deadline_after(timeout)))
+}
+
+/// As [`try_lock`], waiting at most until `deadline` for another thread to
+/// release the monitor of `value`.
+///
+/// ```
+/// use metalock::Instant;
+/// use std::time::Duration;
+///
+/// let config = String::from("v1");
+/// let guard = metalock::lock(&config);
+/// let deadline = Instant::now() + Duration::from_millis(10);
+/// std::thread::scope(|s| {
+///     s.spawn(|| assert!(metalock::try_lock_until(&config, deadline).is_none()));
+/// });
+/// drop(guard);
+/// assert!(metalock::try_lock_until(&config, Instant::now()).is_some());
+/// ```
+#[track_caller]
+pub fn try_lock_until<T: ?Sized>(value: &T, deadline: Instant) -> Option<KeyedGuard<'_>> {
+    enter(key_of(value), Patience::Until(Some(deadline)))
 }
 
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
