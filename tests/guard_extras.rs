@@ -1,6 +1,7 @@
 //! The guard API parking_lot users expect, on `Synchronized`: mapped guards,
 //! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`,
-//! `Display`, the way back from a guard to its `Synchronized` or `Arc`.
+//! `Display`, the way back from a guard to its `Synchronized` or `Arc`,
+//! `try_map_or_err` and `leak`.
 
 mod common;
 use common::Watchdog;
@@ -65,6 +66,34 @@ fn guards_display_their_value_and_lead_back_to_their_lock() {
         other.join().unwrap();
         assert_eq!(*sync.lock(), 8);
     });
+}
+
+#[test]
+fn try_map_or_err_gives_the_error_and_leak_keeps_the_monitor() {
+    let pair = Synchronized::new((vec![1], 0_u8));
+    let (guard, error) =
+        SynchronizedGuard::try_map_or_err(pair.lock(), |pair| pair.0.get_mut(4).ok_or("none"))
+            .unwrap_err();
+    assert_eq!(error, "none");
+    let items = SynchronizedGuard::try_map_or_err(guard, |pair| Ok::<_, ()>(&mut pair.0)).unwrap();
+    let (items, index) =
+        metalock::MappedSynchronizedGuard::try_map_or_err(items, |items| items.get_mut(1).ok_or(1))
+            .unwrap_err();
+    assert_eq!((index, items.len()), (1, 1));
+    drop(items);
+    assert!(!pair.is_locked());
+
+    let leaked = SynchronizedGuard::leak(pair.lock());
+    leaked.1 = 7;
+    assert!(pair.is_held_by_current_thread());
+    assert!(pair.try_lock().is_none());
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(pair.is_locked() && !pair.is_held_by_current_thread());
+            assert!(pair.try_lock_for(Duration::from_millis(2)).is_none());
+        });
+    });
+    assert_eq!(leaked.1, 7);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Mapped guards: a [`SynchronizedGuard`] narrowed to a part of the value,
-//! as parking_lot's `MappedMutexGuard`.
+//! as parking_lot's `MappedMutexGuard`; and `leak`, a guard turned into the
+//! value's `&mut` for good.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -57,19 +58,61 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
         guard: Self,
         f: impl FnOnce(&mut T) -> Option<&mut U>,
     ) -> Result<MappedSynchronizedGuard<'a, U>, Self> {
+        Self::try_map_or_err(guard, |value| f(value).ok_or(())).map_err(|(guard, ())| guard)
+    }
+
+    /// As [`try_map`](Self::try_map), with the error `f` gives beside the
+    /// original guard (lock_api's `try_map_or_err`).
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let ports = Synchronized::new(vec![80]);
+    /// let found = SynchronizedGuard::try_map_or_err(ports.lock(), |ports| {
+    ///     ports.get_mut(3).ok_or("no fourth port")
+    /// });
+    /// let (guard, error) = found.unwrap_err();
+    /// assert_eq!((error, guard.len()), ("no fourth port", 1));
+    /// ```
+    pub fn try_map_or_err<U: ?Sized, E>(
+        guard: Self,
+        f: impl FnOnce(&mut T) -> Result<&mut U, E>,
+    ) -> Result<MappedSynchronizedGuard<'a, U>, (Self, E)> {
         let SynchronizedGuard { monitor, sync } = guard;
         // SAFETY: as in `map`.
         let part = sync
             .value
             .with_mut(|value| unsafe { f(&mut *value).map(|part| part as *mut U) });
         match part {
-            Some(part) => Ok(MappedSynchronizedGuard {
+            Ok(part) => Ok(MappedSynchronizedGuard {
                 monitor,
                 part,
                 _borrow: PhantomData,
             }),
-            None => Err(SynchronizedGuard { monitor, sync }),
+            Err(error) => Err((SynchronizedGuard { monitor, sync }, error)),
         }
+    }
+
+    /// Keeps the monitor for good and lends the value out for as long as
+    /// the `Synchronized` is borrowed (lock_api's `MutexGuard::leak`): other
+    /// threads' locks wait for ever, and a lock by this thread panics (rule
+    /// 5 of [`Synchronized`]'s soundness).
+    ///
+    /// ```
+    /// use metalock::{Synchronized, SynchronizedGuard};
+    ///
+    /// let config = Synchronized::new(String::from("v1"));
+    /// let value: &mut String = SynchronizedGuard::leak(config.lock());
+    /// value.push('!');
+    /// assert!(config.is_held_by_current_thread() && config.try_lock().is_none());
+    /// assert_eq!(value, "v1!");
+    /// ```
+    pub fn leak(guard: Self) -> &'a mut T {
+        let SynchronizedGuard { monitor, sync } = guard;
+        core::mem::forget(monitor);
+        // SAFETY: the monitor is never released now, so nothing else
+        // reaches the value while `sync` is borrowed, for `'a`.
+        sync.value.with_mut(|value| unsafe { &mut *value })
     }
 }
 
@@ -153,9 +196,28 @@ impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
         guard: Self,
         f: impl FnOnce(&mut U) -> Option<&mut V>,
     ) -> Result<MappedSynchronizedGuard<'a, V>, Self> {
+        Self::try_map_or_err(guard, |part| f(part).ok_or(())).map_err(|(guard, ())| guard)
+    }
+
+    /// As [`try_map`](Self::try_map), with the error `f` gives beside the
+    /// guard.
+    ///
+    /// ```
+    /// use metalock::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};
+    ///
+    /// let grid = Synchronized::new(vec![vec![1]]);
+    /// let row = SynchronizedGuard::map(grid.lock(), |grid| &mut grid[0]);
+    /// let (row, error) =
+    ///     MappedSynchronizedGuard::try_map_or_err(row, |row| row.get_mut(2).ok_or(2)).unwrap_err();
+    /// assert_eq!((error, row.len()), (2, 1));
+    /// ```
+    pub fn try_map_or_err<V: ?Sized, E>(
+        guard: Self,
+        f: impl FnOnce(&mut U) -> Result<&mut V, E>,
+    ) -> Result<MappedSynchronizedGuard<'a, V>, (Self, E)> {
         // SAFETY: as in `map`.
         match unsafe { f(&mut *guard.part) }.map(|part| part as *mut V) {
-            Some(part) => {
+            Ok(part) => {
                 let MappedSynchronizedGuard { monitor, .. } = guard;
                 Ok(MappedSynchronizedGuard {
                     monitor,
@@ -163,7 +225,7 @@ impl<'a, U: ?Sized> MappedSynchronizedGuard<'a, U> {
                     _borrow: PhantomData,
                 })
             }
-            None => Err(guard),
+            Err(error) => Err((guard, error)),
         }
     }
 
