@@ -1438,3 +1438,61 @@ fn synchronized_counter_under_contention() {
     });
     assert_eq!(counter.into_inner(), 4000);
 }
+
+/// Enters and exits that are not scoped, as an interpreter's `monitorenter`
+/// and `monitorexit`: a forgotten guard's level is given back with
+/// `force_unlock` (or `force_unlock_fair`), or turned back into a guard that
+/// can wait; a thread that does not hold the monitor is refused before
+/// anything changes.
+#[test]
+fn unscoped_enters_and_exits() {
+    let _watchdog = Watchdog::arm(PATIENCE * 4);
+    /// `monitorenter`.
+    fn enter(word: &MultiUseWord) {
+        mem::forget(word.lock());
+    }
+    /// `monitorexit`.
+    fn exit(word: &MultiUseWord) {
+        // SAFETY: every level here was entered by `enter`, which forgot
+        // its guard.
+        unsafe { word.force_unlock() };
+    }
+    let word = MultiUseWord::with_payload(9);
+    enter(&word);
+    enter(&word);
+    let kept = word.lock();
+    assert_eq!(kept.depth(), 3);
+    exit(&word);
+    assert_eq!(kept.depth(), 2);
+    drop(kept);
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(word.try_lock().is_none());
+            let refused = panic::catch_unwind(|| exit(&word));
+            common::panics::assert_panicked_with(refused, "IllegalMonitorStateException");
+            assert!(word.is_locked() && !word.is_held_by_current_thread());
+        });
+    });
+    // A forgotten level's guard waits like any other, at the thread's depth.
+    let done = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let guard = word.lock();
+            done.store(true, Relaxed);
+            guard.notify_all();
+        });
+        // SAFETY: one level entered by `enter` has no guard.
+        let mut guard = unsafe { word.make_guard_unchecked() };
+        guard.wait_while(|| !done.load(Relaxed));
+        assert_eq!(guard.depth(), 1);
+        drop(guard);
+    });
+    assert!(!word.is_locked());
+    assert_eq!(word.payload(), 9);
+    enter(&word);
+    // SAFETY: as in `exit`.
+    unsafe { word.force_unlock_fair() };
+    assert!(!word.is_locked());
+    let refused = panic::catch_unwind(|| exit(&word));
+    common::panics::assert_panicked_with(refused, "does not hold the monitor");
+}

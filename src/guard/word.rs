@@ -138,7 +138,109 @@ impl MultiUseWord {
     pub fn is_held_by_current_thread(&self) -> bool {
         self.is_owned_by_current_thread()
     }
+
+    /// A guard for a level of the monitor that the calling thread entered
+    /// and no guard stands for any more (its guard was forgotten with
+    /// `mem::forget`): how code whose enters and exits are not scoped (an
+    /// interpreter's `monitorenter` and `monitorexit`, a JNI-style
+    /// `MonitorEnter` / `MonitorExit`) gets a guard back, as lock_api's
+    /// `Mutex::make_guard_unchecked`.
+    ///
+    /// # Panics
+    ///
+    /// If the calling thread does not hold the monitor (Java's
+    /// `IllegalMonitorStateException`).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds more levels of this monitor than it has
+    /// live guards of it: each guard releases one level when dropped, and
+    /// one released twice would leave a guard that claims a monitor the
+    /// thread no longer owns.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// // monitorenter: the level outlives the guard.
+    /// core::mem::forget(word.lock());
+    /// assert!(word.is_held_by_current_thread());
+    /// // monitorexit. SAFETY: the level's guard was forgotten above.
+    /// drop(unsafe { word.make_guard_unchecked() });
+    /// assert!(!word.is_locked());
+    /// ```
+    #[track_caller]
+    pub unsafe fn make_guard_unchecked(&self) -> MonitorGuard<'_> {
+        match self.current_thread_record() {
+            Some(record) => MonitorGuard::new(self, record),
+            None => panic!("{NOT_HELD}"),
+        }
+    }
+
+    /// Releases a level of the monitor whose guard the calling thread
+    /// forgot: `drop` of [`make_guard_unchecked`](Self::make_guard_unchecked)'s
+    /// guard (lock_api's `Mutex::force_unlock`).
+    ///
+    /// # Panics
+    ///
+    /// If the calling thread does not hold the monitor, before anything
+    /// changes.
+    ///
+    /// # Safety
+    ///
+    /// As [`make_guard_unchecked`](Self::make_guard_unchecked)'s.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// core::mem::forget(word.lock());
+    /// core::mem::forget(word.lock());
+    /// // SAFETY: both levels' guards were forgotten.
+    /// unsafe { word.force_unlock() };
+    /// assert!(word.is_held_by_current_thread());
+    /// unsafe { word.force_unlock() };
+    /// assert!(!word.is_locked());
+    /// ```
+    #[track_caller]
+    pub unsafe fn force_unlock(&self) {
+        // SAFETY: the caller's contract.
+        drop(unsafe { self.make_guard_unchecked() });
+    }
+
+    /// As [`force_unlock`](Self::force_unlock), handing the monitor to the
+    /// first thread of its entry queue if the level was the last (see
+    /// [`MonitorGuard::unlock_fair`]).
+    ///
+    /// # Panics
+    ///
+    /// If the calling thread does not hold the monitor, before anything
+    /// changes.
+    ///
+    /// # Safety
+    ///
+    /// As [`make_guard_unchecked`](Self::make_guard_unchecked)'s.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// core::mem::forget(word.lock());
+    /// // SAFETY: the level's guard was forgotten.
+    /// unsafe { word.force_unlock_fair() };
+    /// assert!(!word.is_locked());
+    /// ```
+    #[track_caller]
+    pub unsafe fn force_unlock_fair(&self) {
+        // SAFETY: the caller's contract.
+        unsafe { self.make_guard_unchecked() }.unlock_fair();
+    }
 }
+
+/// The panic message of a forced unlock, or an unchecked guard, by a thread
+/// that does not hold the monitor.
+const NOT_HELD: &str = "metalock: force_unlock (or make_guard_unchecked) by a thread that does \
+    not hold the monitor (Java's IllegalMonitorStateException); nothing was released";
 
 /// Any type that embeds a [`MultiUseWord`] gets a monitor by implementing
 /// this one method.
