@@ -11,7 +11,7 @@ use crate::sys::Instant;
 
 impl KeyedGuard<'_> {
     /// Releases the monitor fully, waits for a notify, and re-enters at the
-    /// same depth; see [`MonitorGuard::wait`].
+    /// same depth; see [`MonitorGuard::wait`](crate::MonitorGuard::wait).
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -69,7 +69,7 @@ impl KeyedGuard<'_> {
     }
 
     /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
-    /// it too; see [`MonitorGuard::wait_interruptibly`].
+    /// it too; see [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly).
     ///
     /// ```
     /// use metalock::Interrupted;
@@ -225,7 +225,7 @@ impl KeyedGuard<'_> {
     }
 
     /// Marks the longest waiter as notified; `false` if nobody waited. See
-    /// [`MonitorGuard::notify_one`].
+    /// [`MonitorGuard::notify_one`](crate::MonitorGuard::notify_one).
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

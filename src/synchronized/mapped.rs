@@ -96,7 +96,7 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
     /// Keeps the monitor for good and lends the value out for as long as
     /// the `Synchronized` is borrowed (lock_api's `MutexGuard::leak`): other
     /// threads' locks wait for ever, and a lock by this thread panics (rule
-    /// 5 of [`Synchronized`]'s soundness).
+    /// 5 in the [module documentation](mod@crate::synchronized)).
     ///
     /// ```
     /// use metalock::{Synchronized, SynchronizedGuard};
