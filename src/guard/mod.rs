@@ -63,7 +63,7 @@ impl WaitTimeoutResult {
     /// });
     /// ```
     #[must_use]
-    pub fn timed_out(&self) -> bool {
+    pub const fn timed_out(self) -> bool {
         self.0
     }
 }
