@@ -1,7 +1,7 @@
 //! What soundness leaves to the type system, kept from compiling: each
 //! example below must fail, and for the reason its error code names (a
-//! lifetime error has none). The guards are neither `Send` nor `Sync`, a
-//! guard is invariant in its value's type, and a guard's borrows end where
+//! lifetime error has none). The guards are not `Send`, nor `Sync` (but a
+//! mapped guard of a `Sync` part), a guard is invariant in its value's type, and a guard's borrows end where
 //! the monitor is released. Built only for `cargo test --doc`; the
 //! synchronized module's docs show the first of these to users.
 //!
@@ -26,6 +26,13 @@
 //! std::thread::scope(|scope| {
 //!     scope.spawn(move || drop(first));
 //! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use metalock::{Synchronized, SynchronizedGuard};
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = Synchronized::new(std::cell::Cell::new(0));
+//! shared(&SynchronizedGuard::map(s.lock(), |cell| cell));
 //! ```
 //!
 //! ```compile_fail,E0277

@@ -6,7 +6,7 @@ mod common;
 use common::Watchdog;
 #[cfg(target_os = "linux")]
 use common::blocked::Tid;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -76,28 +76,38 @@ fn plain_waits_ignore_interrupts_and_timed_ones_time_out() {
 }
 
 /// `Condition::wait_while_interruptibly` sees the guard's value, returns
-/// `Ok` at once where the condition is false (the interrupt stays
-/// pending), and `Err` once an interrupt ends a wait, the value reachable
-/// again.
+/// `Err` once an interrupt ends a wait in progress (the value reachable
+/// again), and `Ok` at once where the condition is false (the interrupt
+/// stays pending).
 #[test]
 fn a_condition_wait_while_is_interruptible() {
     let queue = Synchronized::new(Vec::<u32>::new());
     let not_empty = Condition::new();
+    let checks = AtomicUsize::new(0);
     thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
         let (queue, not_empty) = (&queue, &not_empty);
+        let checks = &checks;
         let waiter = s.spawn(move || {
             tx.send(metalock::interrupt_handle()).unwrap();
             let mut guard = queue.lock();
-            let ended = not_empty.wait_while_interruptibly(&mut guard, |queue| queue.is_empty());
+            let ended = not_empty.wait_while_interruptibly(&mut guard, |queue| {
+                checks.fetch_add(1, Relaxed);
+                queue.is_empty()
+            });
             guard.push(1);
             ended
         });
         let handle = rx.recv().unwrap();
-        // The waiter locks before it waits, and only the wait releases the
-        // monitor; an interrupt before the wait ends it at once all the same.
+        // The condition was checked under the monitor, which only the wait
+        // releases: once it is free, the waiter waits, and the interrupt
+        // ends a wait in progress.
+        while checks.load(Relaxed) == 0 || queue.try_lock().is_none() {
+            thread::yield_now();
+        }
         handle.interrupt();
         assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+        assert_eq!(checks.load(Relaxed), 1, "no wake-up before the interrupt");
     });
     let mut guard = queue.lock();
     metalock::interrupt_handle().interrupt();

@@ -1453,8 +1453,8 @@ fn unscoped_enters_and_exits() {
     }
     /// `monitorexit`.
     fn exit(word: &MultiUseWord) {
-        // SAFETY: every level here was entered by `enter`, which forgot
-        // its guard.
+        // SAFETY: every level this thread holds here was entered by
+        // `enter`, which forgot its guard (a thread that holds none panics).
         unsafe { word.force_unlock() };
     }
     let word = MultiUseWord::with_payload(9);

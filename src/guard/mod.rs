@@ -8,9 +8,12 @@ mod unlocked;
 mod waiting;
 mod word;
 
+/// For `RawMonitor::bump`, which enters again through lock_api's guard.
+#[cfg(any(feature = "std", feature = "lock_api"))]
+pub(crate) use unlocked::AbortOnUnwind;
 /// For the keyed guard, which enters again by its own path.
 #[cfg(feature = "std")]
-pub(crate) use unlocked::{AbortOnUnwind, check_depth_one};
+pub(crate) use unlocked::check_depth_one;
 pub use waiting::AsMonitorGuard;
 pub(crate) use waiting::sealed;
 #[cfg(feature = "std")]

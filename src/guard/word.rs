@@ -153,10 +153,11 @@ impl MultiUseWord {
     ///
     /// # Safety
     ///
-    /// The calling thread holds more levels of this monitor than it has
-    /// live guards of it: each guard releases one level when dropped, and
-    /// one released twice would leave a guard that claims a monitor the
-    /// thread no longer owns.
+    /// If the calling thread holds the monitor, it holds more levels of it
+    /// than it has live guards of it: each guard releases one level when
+    /// dropped, and one released twice would leave a guard that claims a
+    /// monitor the thread no longer owns. (A thread that holds none is
+    /// refused with the panic above.)
     ///
     /// ```
     /// use metalock::MultiUseWord;

@@ -82,6 +82,7 @@ pub enum HandoffEvent {
     /// home of its address with threads queued and nobody owning it
     /// (WAITERS), and set or cleared the home's overflow mark in the
     /// payload displaced into the record at the queue's head.
+    #[cfg(feature = "std")]
     OverflowMarkAtAQueuesHead(bool),
     /// A waiter's wait ended while it spun, before it parked, as the
     /// payload says. Only under the model checkers, where a wait spins only

@@ -18,9 +18,10 @@
 //! 3. **Waiting borrows the guard.** `wait*` take `&mut self`, so no
 //!    reference obtained from the guard lives across the wait, while the
 //!    monitor belongs to other threads.
-//! 4. **Guards stay home.** Guards are neither `Send` nor `Sync`: the monitor
+//! 4. **Guards stay home.** Guards are not `Send`, nor `Sync`: the monitor
 //!    is owned by the thread that entered it, and only that thread can release
-//!    it or reach the value through it.
+//!    it or reach the value through it. (A mapped guard, which cannot wait
+//!    or notify, is `Sync` when its part is: shared, it lends only `&U`.)
 //! 5. **A forgotten guard keeps the value locked.** After `mem::forget` the
 //!    monitor stays owned; a later `lock` on the same thread panics by rule 1
 //!    instead of handing out a second `&mut T`.
@@ -64,6 +65,7 @@
 // lack.
 #[cfg(target_has_atomic = "ptr")]
 mod arc;
+#[cfg(target_has_atomic = "ptr")]
 mod arc_waiting;
 mod mapped;
 mod value_guard;
