@@ -12,7 +12,8 @@ use std::thread;
 use std::time::Duration;
 
 use metalock::{
-    Condition, Interrupted, MultiUseWord, Synchronized, SynchronizedGuard, WaitTimeoutResult,
+    Condition, Instant, Interrupted, MultiUseWord, Synchronized, SynchronizedGuard,
+    WaitTimeoutResult,
 };
 
 /// Long enough never to expire on a loaded machine: a wait that reaches it
@@ -115,6 +116,45 @@ fn a_condition_wait_while_is_interruptible() {
     assert_eq!(ended, Ok(()));
     assert!(metalock::interrupted());
     assert_eq!(*guard, [1]);
+}
+
+/// The timed forms of `Condition::wait_while_interruptibly`: an interrupt
+/// ends a wait in progress, and without one the time runs out with the
+/// condition still true.
+#[test]
+fn a_condition_timed_wait_while_is_interruptible() {
+    let queue = Synchronized::new(Vec::<u32>::new());
+    let not_empty = Condition::new();
+    let checks = AtomicUsize::new(0);
+    thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let (queue, not_empty, checks) = (&queue, &not_empty, &checks);
+        let waiter = s.spawn(move || {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let mut guard = queue.lock();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            not_empty.wait_while_until_interruptibly(
+                &mut guard,
+                |queue| {
+                    checks.fetch_add(1, Relaxed);
+                    queue.is_empty()
+                },
+                deadline,
+            )
+        });
+        let handle = rx.recv().unwrap();
+        while checks.load(Relaxed) == 0 || queue.try_lock().is_none() {
+            thread::yield_now();
+        }
+        handle.interrupt();
+        assert_eq!(waiter.join().unwrap(), Err(Interrupted));
+    });
+    let mut guard = queue.lock();
+    let timeout = Duration::from_millis(5);
+    let ended =
+        not_empty.wait_while_for_interruptibly(&mut guard, |queue| queue.is_empty(), timeout);
+    assert!(ended.unwrap().timed_out());
+    assert!(queue.is_held_by_current_thread());
 }
 
 /// A `Condition` wait is interruptible too, and a waiter that reports the

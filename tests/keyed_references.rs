@@ -110,6 +110,12 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         assert_eq!(entry.wait_for_interruptibly(SHORT), Err(Interrupted));
         metalock::interrupt_handle().interrupt();
         assert_eq!(entry.wait_while_interruptibly(|| true), Err(Interrupted));
+        let ended = entry.wait_while_for_interruptibly(|| true, SHORT);
+        assert!(ended.unwrap().timed_out());
+        metalock::interrupt_handle().interrupt();
+        let deadline = metalock::Instant::now() + SHORT;
+        let ended = entry.wait_while_until_interruptibly(|| true, deadline);
+        assert_eq!(ended, Err(Interrupted));
     }
     none_in_use("timed and interrupted waits of an overflow guard");
 

@@ -246,6 +246,85 @@ fn interrupt_ends_a_wait_while<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// The timed `wait_while_*_interruptibly`: a condition already false
+/// returns `Ok`, not timed out, interrupt pending or not; a pending
+/// interrupt ends the wait of a true one (and is cleared); with neither a
+/// notify nor an interrupt the time runs out with the depth kept; a notify
+/// that makes the condition false ends it before its deadline, not timed
+/// out; an interrupt ends a wait in progress.
+fn timed_wait_while_interruptibly<K: Kind>() {
+    let monitor = K::make();
+    let _outer = K::REENTRANT.then(|| monitor.lock());
+    let mut guard = monitor.lock();
+    let depth = guard.depth();
+    metalock::interrupt_handle().interrupt();
+    let quick = guard.wait_while_for_interruptibly(|| false, NEVER);
+    assert!(!quick.unwrap().timed_out());
+    let deadline = Instant::now() + NEVER;
+    assert_eq!(
+        guard.wait_while_until_interruptibly(|| true, deadline),
+        Err(Interrupted)
+    );
+    assert!(
+        !metalock::interrupted(),
+        "the reported interrupt is cleared"
+    );
+    let started = Instant::now();
+    let out = guard.wait_while_for_interruptibly(|| true, Duration::from_millis(5));
+    assert!(out.unwrap().timed_out());
+    assert!(Instant::now() >= started + Duration::from_millis(5));
+    assert_eq!(guard.depth(), depth);
+    drop(guard);
+    drop(_outer);
+
+    let (waits, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel();
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let mut guard = monitor.lock();
+            let deadline = Instant::now() + NEVER;
+            let notified = guard.wait_while_until_interruptibly(
+                || {
+                    waits.fetch_add(1, Relaxed);
+                    done.load(Relaxed) == 0
+                },
+                deadline,
+            );
+            let interrupted = guard.wait_while_for_interruptibly(
+                || {
+                    waits.fetch_add(1, Relaxed);
+                    true
+                },
+                NEVER,
+            );
+            assert!(monitor.is_held_by_current_thread());
+            (notified, interrupted)
+        });
+        let handle = rx.recv().unwrap();
+        // The waiter releases the monitor only by waiting: a condition seen
+        // checked under the monitor is a waiter asleep.
+        loop {
+            let guard = monitor.lock();
+            if waits.load(Relaxed) == 1 {
+                done.store(1, Relaxed);
+                assert_eq!(guard.notify_all(), 1);
+                break;
+            }
+            drop(guard);
+            thread::yield_now();
+        }
+        while waits.load(Relaxed) < 3 || monitor.try_lock().is_none() {
+            thread::yield_now();
+        }
+        handle.interrupt();
+        let (notified, interrupted) = waiter.join().unwrap();
+        assert!(!notified.unwrap().timed_out());
+        assert_eq!(interrupted, Err(Interrupted));
+    });
+    assert!(!monitor.is_locked());
+}
+
 fn a_panic_releases<K: Kind>() {
     let monitor = K::make();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -392,6 +471,12 @@ macro_rules! semantics {
             fn interrupt_ends_a_wait_while() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::interrupt_ends_a_wait_while::<$kind>();
+            }
+
+            #[test]
+            fn timed_wait_while_interruptibly() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::timed_wait_while_interruptibly::<$kind>();
             }
 
             #[test]

@@ -262,6 +262,60 @@ impl MonitorGuard<'_> {
     ) -> Result<(), Interrupted> {
         wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), None).map(drop)
     }
+
+    /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
+    /// giving up after `timeout`: `Ok`, timed out if the condition still
+    /// held when the time ran out, or `Err` once an interrupt ends a wait
+    /// (Java's `Condition::awaitNanos` in its loop).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let result = guard.wait_while_for_interruptibly(|| true, Duration::from_millis(1));
+    /// assert!(result.unwrap().timed_out());
+    /// metalock::interrupt_handle().interrupt();
+    /// let result = guard.wait_while_for_interruptibly(|| true, Duration::from_secs(60));
+    /// assert_eq!(result, Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_for_interruptibly(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        let deadline = deadline_after(timeout);
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), deadline)
+    }
+
+    /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
+    /// giving up at `deadline`: `Ok`, timed out if the condition still held
+    /// then, or `Err` once an interrupt ends a wait.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let mut guard = word.lock();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert_eq!(guard.wait_while_until_interruptibly(|| true, deadline), Err(Interrupted));
+    /// // The interrupt was consumed: this one runs until the deadline.
+    /// assert!(guard.wait_while_until_interruptibly(|| true, deadline).unwrap().timed_out());
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_until_interruptibly(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
+    }
 }
 
 impl sealed::MonitorRef<'_> {

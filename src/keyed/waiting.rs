@@ -224,6 +224,52 @@ impl KeyedGuard<'_> {
         wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), None).map(drop)
     }
 
+    /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
+    /// giving up after `timeout`: `Ok`, timed out if the condition still
+    /// held when the time ran out, or `Err` once an interrupt ends a wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let queue = Vec::<u32>::new();
+    /// let mut guard = metalock::lock(&queue);
+    /// let ended = guard.wait_while_for_interruptibly(|| queue.is_empty(), Duration::from_millis(1));
+    /// assert!(ended.unwrap().timed_out());
+    /// ```
+    #[track_caller]
+    pub fn wait_while_for_interruptibly(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        let deadline = crate::guard::deadline_after(timeout);
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), deadline)
+    }
+
+    /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
+    /// giving up at `deadline`: `Ok`, timed out if the condition still held
+    /// then, or `Err` once an interrupt ends a wait.
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted};
+    /// use std::time::Duration;
+    ///
+    /// let queue = Vec::<u32>::new();
+    /// let mut guard = metalock::lock(&queue);
+    /// let deadline = Instant::now() + Duration::from_secs(60);
+    /// metalock::interrupt_handle().interrupt();
+    /// let ended = guard.wait_while_until_interruptibly(|| queue.is_empty(), deadline);
+    /// assert_eq!(ended, Err(Interrupted));
+    /// ```
+    #[track_caller]
+    pub fn wait_while_until_interruptibly(
+        &mut self,
+        mut condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(), Some(deadline))
+    }
+
     /// Marks the longest waiter as notified; `false` if nobody waited. See
     /// [`MonitorGuard::notify_one`](crate::MonitorGuard::notify_one).
     ///

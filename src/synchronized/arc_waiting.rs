@@ -183,6 +183,43 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
         wait_while_interruptibly_until(self, WaitSet::Monitor, condition, None).map(drop)
     }
 
+    /// See [`SynchronizedGuard::wait_while_for_interruptibly`](super::SynchronizedGuard::wait_while_for_interruptibly).
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_for_interruptibly(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, condition, deadline_after(timeout))
+    }
+
+    /// See [`SynchronizedGuard::wait_while_until_interruptibly`](super::SynchronizedGuard::wait_while_until_interruptibly).
+    ///
+    /// ```
+    /// use metalock::{Instant, Interrupted, Synchronized};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let jobs = Arc::new(Synchronized::new(Vec::<u32>::new()));
+    /// let mut guard = jobs.lock_arc();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// let ended = guard.wait_while_until_interruptibly(|jobs| jobs.is_empty(), deadline);
+    /// assert!(ended.unwrap().timed_out());
+    /// metalock::interrupt_handle().interrupt();
+    /// let ended = guard.wait_while_until_interruptibly(|jobs| jobs.is_empty(), deadline);
+    /// assert_eq!(ended, Err(Interrupted));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn wait_while_until_interruptibly(
+        &mut self,
+        condition: impl FnMut(&mut T) -> bool,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted> {
+        wait_while_interruptibly_until(self, WaitSet::Monitor, condition, Some(deadline))
+    }
+
     /// See [`SynchronizedGuard::notify_one`](super::SynchronizedGuard::notify_one).
     ///
     /// ```

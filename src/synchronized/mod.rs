@@ -69,6 +69,7 @@ mod arc;
 mod arc_waiting;
 mod mapped;
 mod value_guard;
+mod waiting;
 
 #[cfg(target_has_atomic = "ptr")]
 pub use arc::ArcSynchronizedGuard;

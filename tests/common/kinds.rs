@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use metalock::{AsMonitorGuard, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
+use metalock::{AsMonitorGuard, Instant, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
 use metalock::{Synchronized, SynchronizedGuard, WaitTimeoutResult};
 
 /// A kind of monitor, as the tests use it.
@@ -37,6 +37,16 @@ pub trait Guard: AsMonitorGuard {
         &mut self,
         condition: impl FnMut() -> bool,
     ) -> Result<(), Interrupted>;
+    fn wait_while_for_interruptibly(
+        &mut self,
+        condition: impl FnMut() -> bool,
+        timeout: Duration,
+    ) -> Result<WaitTimeoutResult, Interrupted>;
+    fn wait_while_until_interruptibly(
+        &mut self,
+        condition: impl FnMut() -> bool,
+        deadline: Instant,
+    ) -> Result<WaitTimeoutResult, Interrupted>;
     fn notify_one(&self) -> bool;
     fn notify_all(&self) -> usize;
     fn unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U;
@@ -76,6 +86,20 @@ macro_rules! guard_impl {
                 $condition: impl FnMut() -> bool,
             ) -> Result<(), Interrupted> {
                 Self::wait_while_interruptibly(self, $adapted)
+            }
+            fn wait_while_for_interruptibly(
+                &mut self,
+                $condition: impl FnMut() -> bool,
+                timeout: Duration,
+            ) -> Result<WaitTimeoutResult, Interrupted> {
+                Self::wait_while_for_interruptibly(self, $adapted, timeout)
+            }
+            fn wait_while_until_interruptibly(
+                &mut self,
+                $condition: impl FnMut() -> bool,
+                deadline: Instant,
+            ) -> Result<WaitTimeoutResult, Interrupted> {
+                Self::wait_while_until_interruptibly(self, $adapted, deadline)
             }
             fn notify_one(&self) -> bool {
                 Self::notify_one(self)

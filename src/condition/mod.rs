@@ -1,14 +1,13 @@
 //! [`Condition`]: more wait sets for a monitor than its own, so that a
 //! notify reaches only the threads that can proceed.
 
+#[cfg(feature = "std")]
+mod interruptible;
+
 use core::fmt;
 use core::time::Duration;
 
-#[cfg(feature = "std")]
-use crate::guard::wait_while_interruptibly_until;
 use crate::guard::{AsMonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until};
-#[cfg(feature = "std")]
-use crate::interrupt::Interrupted;
 use crate::monitor::{ConditionWord, WaitSet};
 use crate::sys::Instant;
 
@@ -194,116 +193,6 @@ impl Condition {
         )
     }
 
-    /// As [`wait`](Self::wait), but an interrupt of the calling thread ends
-    /// it too (see
-    /// [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly)):
-    /// `Err(Interrupted)` when the interrupt ended the wait, with the
-    /// monitor held at the same depth either way and the flag cleared; an
-    /// interrupt pending at the call ends it at once, and a timed wait whose
-    /// time ran out reports an interrupt that came while it was getting the
-    /// monitor back.
-    /// A waiter that a notify of this condition reached returns `Ok` even if
-    /// an interrupt came too, leaving the flag set; one that returns `Err`
-    /// left before any notify took it, so the notify reached another waiter
-    /// (JLS 17.2.4). Java's `Condition.await`.
-    ///
-    /// # Panics
-    ///
-    /// If other threads wait on this condition with another monitor, and no
-    /// interrupt is pending: a pending interrupt ends the wait before it
-    /// looks at the condition (as Java's `await` checks the interrupt
-    /// first).
-    ///
-    /// ```
-    /// use metalock::{Condition, Interrupted, Synchronized};
-    ///
-    /// let jobs = Synchronized::new(Vec::<u32>::new());
-    /// let posted = Condition::new();
-    /// std::thread::scope(|s| {
-    ///     let (tx, rx) = std::sync::mpsc::channel();
-    ///     let (jobs, posted) = (&jobs, &posted);
-    ///     let worker = s.spawn(move || {
-    ///         tx.send(metalock::interrupt_handle()).unwrap();
-    ///         let mut jobs = jobs.lock();
-    ///         while jobs.is_empty() {
-    ///             posted.wait_interruptibly(&mut jobs)?; // told to stop
-    ///         }
-    ///         Ok(jobs.pop())
-    ///     });
-    ///     rx.recv().unwrap().interrupt();
-    ///     assert_eq!(worker.join().unwrap(), Err(Interrupted));
-    /// });
-    /// ```
-    #[cfg(feature = "std")]
-    #[track_caller]
-    pub fn wait_interruptibly<G: AsMonitorGuard + ?Sized>(
-        &self,
-        guard: &mut G,
-    ) -> Result<(), Interrupted> {
-        guard
-            .__monitor_guard()
-            .wait_interruptibly_on(self.wait_set(), None)
-            .map(drop)
-    }
-
-    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up after
-    /// `timeout`.
-    ///
-    /// ```
-    /// use metalock::{Condition, Interrupted, Synchronized};
-    /// use std::time::Duration;
-    ///
-    /// let value = Synchronized::new(0);
-    /// let changed = Condition::new();
-    /// let mut guard = value.lock();
-    /// // Neither a notify nor an interrupt: the time runs out.
-    /// let result = changed.wait_for_interruptibly(&mut guard, Duration::from_millis(1));
-    /// assert!(result.unwrap().timed_out());
-    /// // A pending interrupt ends the wait at once.
-    /// metalock::interrupt_handle().interrupt();
-    /// let result = changed.wait_for_interruptibly(&mut guard, Duration::from_secs(60));
-    /// assert_eq!(result, Err(Interrupted));
-    /// ```
-    #[cfg(feature = "std")]
-    #[track_caller]
-    pub fn wait_for_interruptibly<G: AsMonitorGuard + ?Sized>(
-        &self,
-        guard: &mut G,
-        timeout: Duration,
-    ) -> Result<WaitTimeoutResult, Interrupted> {
-        guard
-            .__monitor_guard()
-            .wait_interruptibly_on(self.wait_set(), deadline_after(timeout))
-    }
-
-    /// As [`wait_interruptibly`](Self::wait_interruptibly), giving up at
-    /// `deadline`.
-    ///
-    /// ```
-    /// use metalock::{Condition, Instant, Interrupted, Synchronized};
-    /// use std::time::Duration;
-    ///
-    /// let value = Synchronized::new(0);
-    /// let changed = Condition::new();
-    /// let mut guard = value.lock();
-    /// let deadline = Instant::now() + Duration::from_millis(1);
-    /// metalock::interrupt_handle().interrupt();
-    /// assert_eq!(changed.wait_until_interruptibly(&mut guard, deadline), Err(Interrupted));
-    /// // The interrupt was consumed: the next wait runs until the deadline.
-    /// assert!(changed.wait_until_interruptibly(&mut guard, deadline).unwrap().timed_out());
-    /// ```
-    #[cfg(feature = "std")]
-    #[track_caller]
-    pub fn wait_until_interruptibly<G: AsMonitorGuard + ?Sized>(
-        &self,
-        guard: &mut G,
-        deadline: Instant,
-    ) -> Result<WaitTimeoutResult, Interrupted> {
-        guard
-            .__monitor_guard()
-            .wait_interruptibly_on(self.wait_set(), Some(deadline))
-    }
-
     /// Waits while `condition` holds for the guard's value (`&mut ()` for a
     /// `MonitorGuard`), re-checking it after every wake-up.
     ///
@@ -385,36 +274,6 @@ impl Condition {
         F: FnMut(&mut G::Target) -> bool,
     {
         wait_while_until(guard, self.wait_set(), condition, Some(deadline))
-    }
-
-    /// As [`wait_while`](Self::wait_while), each wait as
-    /// [`wait_interruptibly`](Self::wait_interruptibly): `Err` once an
-    /// interrupt ends one, with the monitor held again at the same depth.
-    /// A condition that no longer holds returns `Ok` at once, interrupt
-    /// pending or not.
-    ///
-    /// ```
-    /// use metalock::{Condition, Interrupted, Synchronized};
-    ///
-    /// let queue = Synchronized::new(Vec::<u32>::new());
-    /// let not_empty = Condition::new();
-    /// let mut guard = queue.lock();
-    /// metalock::interrupt_handle().interrupt();
-    /// let ended = not_empty.wait_while_interruptibly(&mut guard, |q| q.is_empty());
-    /// assert_eq!(ended, Err(Interrupted));
-    /// ```
-    #[cfg(feature = "std")]
-    #[track_caller]
-    pub fn wait_while_interruptibly<G, F>(
-        &self,
-        guard: &mut G,
-        condition: F,
-    ) -> Result<(), Interrupted>
-    where
-        G: AsMonitorGuard + ?Sized,
-        F: FnMut(&mut G::Target) -> bool,
-    {
-        wait_while_interruptibly_until(guard, self.wait_set(), condition, None).map(drop)
     }
 
     /// Notifies the thread that has waited longest on this condition: it
