@@ -16,17 +16,32 @@
 //! - every thread finishes before the watchdog: an untimed interruptible
 //!   wait ends by a notify, or by an interrupt, which keeps coming until
 //!   every thread is done.
+//!
+//! A second test runs the same operations with thread churn, for
+//! `METALOCK_SOAK_SECS` (CI: 120 s; 2 s by default): 32 workers at a time,
+//! each exiting after a few hundred to a few thousand operations and
+//! replaced at once, so that execution environments and their lock
+//! records pass to new threads all along, while the interrupter also
+//! interrupts the handles of workers that have exited. On top of the
+//! checks above, thread by thread: the interrupts a worker reported or
+//! left pending are at most those sent to its own handle (an interrupt of
+//! an exited thread never reaches the thread that took its environment);
+//! and at the end no keyed monitor is left in use, and the lock records
+//! and environments allocated stay bounded by the threads alive at once.
 
 mod common;
 use common::Watchdog;
 use common::kinds::{Guard, Keyed, Kind};
 use common::rng::Rng;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use metalock::__test_hooks::exec_envs_allocated;
 use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord, Synchronized};
+use metalock::{keyed_monitors, lock_records_allocated};
 
 const THREADS: usize = 96;
 const OPS_PER_THREAD: usize = 8_000;
@@ -66,6 +81,31 @@ struct Shared {
     keyed: Vec<Monitor<Keyed>>,
     /// The interrupt handles of the workers still running, by seed.
     handles: Mutex<Vec<(u64, InterruptHandle)>>,
+    /// The handles of the workers that have exited, by seed.
+    retired: Mutex<Vec<(u64, InterruptHandle)>>,
+}
+
+impl Shared {
+    fn new() -> Self {
+        Shared {
+            words: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+            synchronized: (0..PER_KIND).map(|_| Monitor::new()).collect(),
+            keyed: (0..PER_KIND)
+                .map(|i| Monitor::of(Keyed::at(&GRANULE.0[i])))
+                .collect(),
+            handles: Mutex::new(Vec::new()),
+            retired: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// The two tests one after the other: the churn test counts allocations
+/// and keyed monitors process-wide.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The bytes the keyed monitors lock: one 8-byte granule, so one home,
@@ -77,6 +117,8 @@ static GRANULE: Granule = Granule([0; 8]);
 /// What one worker did.
 #[derive(Default)]
 struct Tally {
+    /// The worker's seed, which names its interrupt handle.
+    seed: u64,
     /// Per wait set: waiters its notifies reached.
     reached: [u64; WAIT_SETS],
     /// Per wait set: its waits that returned notified.
@@ -169,15 +211,16 @@ fn untimed(result: Result<(), Interrupted>) -> End {
     }
 }
 
-fn worker(shared: &Shared, seed: u64) -> Tally {
+fn worker(shared: &Shared, seed: u64, ops: usize) -> Tally {
     let handles = &shared.handles;
-    handles
-        .lock()
-        .unwrap()
-        .push((seed, metalock::interrupt_handle()));
+    let handle = metalock::interrupt_handle();
+    handles.lock().unwrap().push((seed, handle.clone()));
     let mut rng = Rng(seed);
-    let mut tally = Tally::default();
-    for _ in 0..OPS_PER_THREAD {
+    let mut tally = Tally {
+        seed,
+        ..Tally::default()
+    };
+    for _ in 0..ops {
         let i = rng.below(PER_KIND as u64) as usize;
         match rng.below(3) {
             0 => operate(&shared.words[i], i, &mut rng, &mut tally),
@@ -187,16 +230,38 @@ fn worker(shared: &Shared, seed: u64) -> Tally {
     }
     handles.lock().unwrap().retain(|&(of, _)| of != seed);
     tally.pending_at_end = metalock::interrupted();
+    shared.retired.lock().unwrap().push((seed, handle));
     tally
 }
 
+/// What the interrupter did.
+struct Sent {
+    /// Interrupts sent, by the seed of the worker whose handle took them.
+    to: HashMap<u64, u64>,
+    /// Of those, interrupts sent to workers that had exited.
+    to_exited: u64,
+    /// The most keyed monitors seen in use at once.
+    keyed: usize,
+}
+
+impl Sent {
+    fn total(&self) -> u64 {
+        self.to.values().sum()
+    }
+}
+
 /// Interrupts a running worker, at random, every 50 µs or so until
-/// `done`; returns how many interrupts it sent, and the most keyed monitors
-/// it saw in use at once (two: an overflow entry beside the home), looked
-/// at every 16th round (the count scans the homes).
-fn interrupter(shared: &Shared, done: &AtomicBool) -> (u64, usize) {
+/// `done`, and every fourth time one that has exited, if any has; counts
+/// what it sent, and the most keyed monitors it saw in use at once (two:
+/// an overflow entry beside the home), looked at every 16th round (the
+/// count scans the homes).
+fn interrupter(shared: &Shared, done: &AtomicBool) -> Sent {
     let mut rng = Rng(0x5eed);
-    let (mut sent, mut keyed) = (0, 0);
+    let mut sent = Sent {
+        to: HashMap::new(),
+        to_exited: 0,
+        keyed: 0,
+    };
     for round in 0_u64.. {
         // Relaxed: a stop flag; nothing is read on its strength (the
         // results travel through the joins).
@@ -204,51 +269,28 @@ fn interrupter(shared: &Shared, done: &AtomicBool) -> (u64, usize) {
             break;
         }
         if round % 16 == 0 {
-            keyed = keyed.max(metalock::keyed_monitors());
+            sent.keyed = sent.keyed.max(keyed_monitors());
         }
-        let handles = shared.handles.lock().unwrap();
+        let handles = match round % 4 {
+            3 => shared.retired.lock().unwrap(),
+            _ => shared.handles.lock().unwrap(),
+        };
         if !handles.is_empty() {
-            handles[rng.below(handles.len() as u64) as usize]
-                .1
-                .interrupt();
-            sent += 1;
+            let (seed, handle) = &handles[rng.below(handles.len() as u64) as usize];
+            handle.interrupt();
+            *sent.to.entry(*seed).or_default() += 1;
+            sent.to_exited += u64::from(round % 4 == 3);
         }
         drop(handles);
         thread::sleep(Duration::from_micros(50));
     }
-    (sent, keyed)
+    sent
 }
 
-#[test]
-fn interrupts_and_notifies_at_scale() {
-    let _watchdog = Watchdog::arm(HANG);
-    let shared = Arc::new(Shared {
-        words: (0..PER_KIND).map(|_| Monitor::new()).collect(),
-        synchronized: (0..PER_KIND).map(|_| Monitor::new()).collect(),
-        keyed: (0..PER_KIND)
-            .map(|i| Monitor::of(Keyed::at(&GRANULE.0[i])))
-            .collect(),
-        handles: Mutex::new(Vec::new()),
-    });
-    let done = AtomicBool::new(false);
-    let (tallies, (sent, keyed)) = thread::scope(|s| {
-        let interrupter = s.spawn(|| interrupter(&shared, &done));
-        let workers: Vec<_> = (0..THREADS as u64)
-            .map(|t| {
-                let shared = &shared;
-                s.spawn(move || worker(shared, 1 + t))
-            })
-            .collect();
-        // Every worker joined before the interrupter stops, also if one
-        // failed (its panic is raised after).
-        let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
-        done.store(true, Relaxed);
-        let tallies: Vec<Tally> = joined.into_iter().map(Result::unwrap).collect();
-        (tallies, interrupter.join().unwrap())
-    });
-
+/// The checks both tests make of the workers' tallies.
+fn check(shared: &Shared, tallies: &[Tally], sent: &Sent) -> Tally {
     let mut total = Tally::default();
-    for tally in &tallies {
+    for tally in tallies {
         for set in 0..WAIT_SETS {
             total.reached[set] += tally.reached[set];
             total.notified[set] += tally.notified[set];
@@ -258,8 +300,15 @@ fn interrupts_and_notifies_at_scale() {
         }
         total.interrupted += tally.interrupted;
         total.notified_interruptibly += tally.notified_interruptibly;
+        let to_it = sent.to.get(&tally.seed).copied().unwrap_or(0);
+        assert!(
+            tally.interrupted + u64::from(tally.pending_at_end) <= to_it,
+            "worker {}: {} interrupts reported and {} pending, but {to_it} sent to it",
+            tally.seed,
+            tally.interrupted,
+            tally.pending_at_end
+        );
     }
-    let pending = tallies.iter().filter(|t| t.pending_at_end).count() as u64;
     let counters = (shared.words.iter().map(|m| &m.counter))
         .chain(shared.synchronized.iter().map(|m| &m.counter))
         .chain(shared.keyed.iter().map(|m| &m.counter));
@@ -277,19 +326,6 @@ fn interrupts_and_notifies_at_scale() {
             "wait set {set}: waiters the notifies reached vs waits that returned notified"
         );
     }
-    assert!(
-        total.interrupted + pending <= sent,
-        "{} interrupts reported and {pending} pending, but {sent} sent",
-        total.interrupted
-    );
-    println!(
-        "{THREADS} threads x {OPS_PER_THREAD} ops: {} notified returns ({} interruptible), \
-         {} interrupts reported, {pending} pending at the end, {sent} sent, \
-         at most {keyed} keyed monitors in use",
-        total.notified.iter().sum::<u64>(),
-        total.notified_interruptibly,
-        total.interrupted
-    );
     // Else the checks above checked little.
     assert!(
         total.notified_interruptibly > 0,
@@ -297,7 +333,114 @@ fn interrupts_and_notifies_at_scale() {
     );
     assert!(total.interrupted > 0, "no wait reported an interrupt");
     assert!(
-        keyed >= 2,
+        sent.keyed >= 2,
         "the keyed monitors never used an overflow entry"
+    );
+    total
+}
+
+#[test]
+fn interrupts_and_notifies_at_scale() {
+    let _serial = serial();
+    let _watchdog = Watchdog::arm(HANG);
+    let shared = Arc::new(Shared::new());
+    let done = AtomicBool::new(false);
+    let (tallies, sent) = thread::scope(|s| {
+        let interrupter = s.spawn(|| interrupter(&shared, &done));
+        let workers: Vec<_> = (0..THREADS as u64)
+            .map(|t| {
+                let shared = &shared;
+                s.spawn(move || worker(shared, 1 + t, OPS_PER_THREAD))
+            })
+            .collect();
+        // Every worker joined before the interrupter stops, also if one
+        // failed (its panic is raised after).
+        let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
+        done.store(true, Relaxed);
+        let tallies: Vec<Tally> = joined.into_iter().map(Result::unwrap).collect();
+        (tallies, interrupter.join().unwrap())
+    });
+    let total = check(&shared, &tallies, &sent);
+    let pending = tallies.iter().filter(|t| t.pending_at_end).count();
+    println!(
+        "{THREADS} threads x {OPS_PER_THREAD} ops: {} notified returns ({} interruptible), \
+         {} interrupts reported, {pending} pending at the end, {} sent, \
+         at most {} keyed monitors in use",
+        total.notified.iter().sum::<u64>(),
+        total.notified_interruptibly,
+        total.interrupted,
+        sent.total(),
+        sent.keyed
+    );
+}
+
+#[test]
+fn interrupts_and_notifies_with_thread_churn() {
+    const LIVE: usize = 32;
+    let secs: u64 = std::env::var("METALOCK_SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let _serial = serial();
+    let _watchdog = Watchdog::arm(Duration::from_secs(secs) + HANG);
+    let shared = Shared::new();
+    let records_before = lock_records_allocated();
+    let envs_before = exec_envs_allocated();
+    let done = AtomicBool::new(false);
+    let end = Instant::now() + Duration::from_secs(secs);
+    let mut threads_run = 0_u64;
+    let (tallies, sent) = thread::scope(|s| {
+        let interrupter = s.spawn(|| interrupter(&shared, &done));
+        let mut rng = Rng(0xc4u64 << 32 | 1);
+        let mut live: Vec<thread::ScopedJoinHandle<'_, Tally>> = Vec::new();
+        let mut joined = Vec::new();
+        while Instant::now() < end {
+            let (finished, running): (Vec<_>, Vec<_>) =
+                live.into_iter().partition(|w| w.is_finished());
+            live = running;
+            joined.extend(finished.into_iter().map(|w| w.join()));
+            while live.len() < LIVE {
+                threads_run += 1;
+                let (shared, seed) = (&shared, threads_run);
+                let ops = 200 + rng.below(2_000) as usize;
+                live.push(s.spawn(move || worker(shared, seed, ops)));
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        // Every worker joined before the interrupter stops, which keeps the
+        // untimed interruptible waits ending.
+        joined.extend(live.into_iter().map(|w| w.join()));
+        done.store(true, Relaxed);
+        let tallies: Vec<Tally> = joined.into_iter().map(Result::unwrap).collect();
+        (tallies, interrupter.join().unwrap())
+    });
+    let total = check(&shared, &tallies, &sent);
+    assert_eq!(keyed_monitors(), 0, "keyed monitors left in use");
+    let records = lock_records_allocated() - records_before;
+    let envs = exec_envs_allocated() - envs_before;
+    println!(
+        "churn: {secs} s, {threads_run} threads, {} notified returns, {} interrupts reported, \
+         {} sent ({} to workers that had exited), {records} lock records and \
+         {envs} environments allocated",
+        total.notified.iter().sum::<u64>(),
+        total.interrupted,
+        sent.total(),
+        sent.to_exited
+    );
+    assert!(
+        sent.to_exited > 0,
+        "no interrupt reached an exited worker's handle"
+    );
+    // The live workers, the interrupter and the harness; each worker holds
+    // at most two monitors at once (a reentered one is one record): one
+    // first batch of 8 records each.
+    let alive = LIVE + 4;
+    assert!(
+        envs <= alive,
+        "{envs} environments for {alive} live threads"
+    );
+    assert!(
+        records <= 8 * alive,
+        "{records} lock records for {alive} live threads"
     );
 }
