@@ -4,8 +4,9 @@
 //! a monitor its notifier keeps); a thread waiting for a notification, or entering with a
 //! deadline, is never part of a deadlock; the dump lists held monitors
 //! with their depths and who blocks on what, never crediting a thread with
-//! the holds of one whose execution environment it took over; and taking a
-//! dump binds nothing to the thread that takes it.
+//! the holds of one whose execution environment it took over; taking a
+//! dump binds nothing to the thread that takes it; and a panic hook sees a
+//! thread whose relock or wait is refused holding its monitors, not blocked.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -404,5 +405,74 @@ fn a_dump_never_credits_one_thread_with_another_threads_holds() {
     assert!(
         seen_holding.load(SeqCst) >= THREADS / CHECKED,
         "a dump missed a thread holding its word"
+    );
+}
+
+/// What a panic hook (user code, where dumps are taken on failure) sees of
+/// a thread whose relock of a `Synchronized`, or whose wait on a
+/// `Condition` bound to another monitor, is refused: the monitors it holds,
+/// and no block (it only unwinds). The hook is process-wide: it forwards
+/// every other thread's panic to the hook before it.
+#[test]
+fn a_panic_hook_sees_a_refused_relock_or_wait_as_not_blocked() {
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::{Arc, Mutex};
+
+    const NAME: &str = "refused relock and wait";
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let previous: Arc<dyn Fn(&panic::PanicHookInfo<'_>) + Send + Sync> =
+        Arc::from(panic::take_hook());
+    let (record, forward) = (Arc::clone(&seen), Arc::clone(&previous));
+    panic::set_hook(Box::new(move |info| {
+        if thread::current().name() != Some(NAME) {
+            return forward(info);
+        }
+        let dump = diagnostics::snapshot();
+        let me = dump
+            .current_thread()
+            .expect("the panicking thread is in the dump");
+        let state = (me.holds().len(), me.blocked_on().map(|b| b.kind));
+        record.lock().unwrap().push(state);
+    }));
+
+    let (value, other) = (Synchronized::new(0), Synchronized::new(0));
+    let condition = metalock::Condition::new();
+    let bound = Barrier::new(2);
+    thread::scope(|s| {
+        // Binds `condition` to `other` while it waits.
+        s.spawn(|| {
+            let mut guard = other.lock();
+            bound.wait();
+            let _ = condition.wait_for(&mut guard, PATIENCE);
+        });
+        thread::Builder::new()
+            .name(NAME.into())
+            .spawn_scoped(s, || {
+                let _held = value.lock();
+                let relock = panic::catch_unwind(AssertUnwindSafe(|| drop(value.lock())));
+                assert!(relock.is_err(), "a relock of a Synchronized panics");
+                bound.wait();
+                // The waiter binds the condition under `other`'s monitor,
+                // which its wait releases.
+                while other.try_lock().is_none() {
+                    thread::yield_now();
+                }
+                let third = Synchronized::new(0);
+                let mut guard = third.lock();
+                let wait = panic::catch_unwind(AssertUnwindSafe(|| condition.wait(&mut guard)));
+                assert!(wait.is_err(), "a condition bound elsewhere panics");
+            })
+            .unwrap();
+        while seen.lock().unwrap().len() < 2 {
+            thread::yield_now();
+        }
+        condition.notify_all();
+    });
+    drop(panic::take_hook());
+    panic::set_hook(Box::new(move |info| previous(info)));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(1, None), (2, None)],
+        "(monitors held, block) in the panic hook: the relock's, then the wait's"
     );
 }

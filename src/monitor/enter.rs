@@ -289,6 +289,10 @@ impl MultiUseWord {
                 // The time would run out waiting for ourselves: as try_lock.
                 return None;
             }
+            // The panic hook is user code: it must not see this thread
+            // blocked on a monitor it owns.
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            drop(_blocked);
             assert!(REENTRANT, "{REENTERED}");
             // SAFETY: a LOCKED word points at the owner's live record, ours;
             // the meta-lock is released.

@@ -134,8 +134,14 @@ impl MultiUseWord {
                 drop(wake);
                 alone
             }
-            Err(Refused::NotOwner) => not_owned(Unowned::Wait),
-            Err(Refused::BoundElsewhere) => panic!("{BOUND_ELSEWHERE}"),
+            Err(refused) => {
+                #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+                drop(_blocked);
+                match refused {
+                    Refused::NotOwner => not_owned(Unowned::Wait),
+                    Refused::BoundElsewhere => panic!("{BOUND_ELSEWHERE}"),
+                }
+            }
         };
         // SAFETY: as above; the record waits in `set` now.
         let end = unsafe { self.wait_started(ee, record, deadline, set, interrupt, alone) };

@@ -430,7 +430,10 @@ impl Fenced {
     }
 
     /// The calling thread's slot (only without `std`): called before the
-    /// protocol starts, so its panics unwind normally.
+    /// protocol starts, or after it ends (a detached EE given back once its
+    /// last monitor is released), so its panics unwind normally. One in the
+    /// give-back leaves that EE bound to the thread, out of the pool: a
+    /// leak, nothing unsound.
     #[cfg(not(feature = "std"))]
     #[inline]
     pub(crate) fn current_thread_slot(self) -> NonNull<AtomicUsize> {
