@@ -46,8 +46,8 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 
 mod common;
 use common::locks::{
-    Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
-    ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
+    Baseline, CounterLock, MetaKeyed, MetaReentrant, MetaSync, MetaWord, PlMutex, PlReentrant,
+    RecursiveLock, ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
 };
 use common::measure::scale;
 use common::uncontended::{self, OBJECT_COUNTS};
@@ -87,6 +87,7 @@ fn recursive(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     recursive_one::<Baseline>(&mut group);
     recursive_one::<MetaWord>(&mut group);
+    recursive_one::<MetaReentrant>(&mut group);
     recursive_one::<PlReentrant>(&mut group);
     recursive_one::<ReentrantSpinLock>(&mut group);
     group.finish();

@@ -39,8 +39,8 @@ use common::contention::{
     self, SWEEP_FAIR, SWEEP_KEYED, SWEEP_LOCKS, SWEEP_PL, SWEEP_STD, SWEEP_SYNC, SWEEP_WORD,
 };
 use common::locks::{
-    Baseline, CounterLock, MetaKeyed, MetaSync, MetaWord, PlMutex, PlReentrant, RecursiveLock,
-    ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
+    Baseline, CounterLock, MetaKeyed, MetaReentrant, MetaSync, MetaWord, PlMutex, PlReentrant,
+    RecursiveLock, ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
 };
 use common::measure::{
     RoundStats, Rounds, Summary, cpu_model, interleaved, line_round_trip, median, round_trip_label,
@@ -230,11 +230,13 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>, sub_floors: &mu
 
     let base = Baseline::new_recursive(0);
     let word = MetaWord::new_recursive(0);
+    let reentrant = MetaReentrant::new_recursive(0);
     let pl = PlReentrant::new_recursive(0);
     let floor = ReentrantSpinLock::new_recursive(0);
     let runs = [
         recursive_run(usize::MAX, &base),
         recursive_run(WORD, &word),
+        recursive_run(SYNC, &reentrant),
         recursive_run(PL, &pl),
         recursive_run(FLOOR, &floor),
     ];
@@ -1020,9 +1022,10 @@ fn main() {
         sub_floors.join(" / ")
     );
     println!(
-        "² recursive: parking_lot is ReentrantMutex, the floor a spin lock with owner and count; \
-         Synchronized, Mutex and std's Mutex are not reentrant. CAS floor: a spin lock acquired \
-         and released by one compare-and-swap each."
+        "² recursive: the metalock Synchronized column is ReentrantSynchronized (a Cell inside), \
+         parking_lot is ReentrantMutex (a Cell inside), the floor a spin lock with owner and \
+         count; std's Mutex is not reentrant. CAS floor: a spin lock acquired and released by one \
+         compare-and-swap each."
     );
     println!(
         "Bounded buffer (capacity), producer/consumer pairs: in the metalock word column one \

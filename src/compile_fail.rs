@@ -106,3 +106,25 @@
 //! drop(value);
 //! drop(guard);
 //! ```
+//!
+//! A `ReentrantSynchronized` lends only `&T`, so a value that is not `Send`
+//! stays out of it, and its guard stays on its thread:
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! shared(&metalock::ReentrantSynchronized::new(std::rc::Rc::new(0)));
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let s = metalock::ReentrantSynchronized::new(0);
+//! let guard = s.lock();
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(guard));
+//! });
+//! ```
+//!
+//! ```compile_fail,E0594
+//! let s = metalock::ReentrantSynchronized::new(0);
+//! let guard = s.lock();
+//! *guard += 1;
+//! ```

@@ -142,9 +142,9 @@ macro_rules! const_unless_loom {
 // 4. `exec_env`: execution environments and their free lists;
 // 5. `meta_lock`;
 // 6. `monitor` (the protocol: enter, exit, wait, notify) and `payload`;
-// 7. the public API: `interrupt`, `guard`, `synchronized`, `keyed` (the
-//    monitor table, a second way to find a word), `condition`, `raw`,
-//    `stats`, `diagnostics`, `platform`.
+// 7. the public API: `interrupt`, `guard`, `synchronized`, `reentrant`,
+//    `keyed` (the monitor table, a second way to find a word), `condition`,
+//    `raw`, `stats`, `diagnostics`, `platform`.
 mod arch;
 #[cfg(all(doctest, feature = "std", target_has_atomic = "ptr"))]
 mod compile_fail;
@@ -166,6 +166,7 @@ mod payload;
 mod primitive;
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 mod raw;
+mod reentrant;
 #[cfg(all(feature = "stats", not(metalock_model)))]
 pub mod stats;
 pub mod synchronized;
@@ -204,6 +205,7 @@ pub use keyed::{
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};
+pub use reentrant::{ReentrantSynchronized, ReentrantSynchronizedGuard};
 #[cfg(target_has_atomic = "ptr")]
 pub use synchronized::ArcSynchronizedGuard;
 pub use synchronized::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};

@@ -1,6 +1,6 @@
 //! The monitor semantics every kind of monitor shares, in one test body run
-//! against the three ways to find a monitor's word: embedded
-//! (`MultiUseWord`), `Synchronized<T>`, and keyed (`metalock::lock(&value)`).
+//! against each: the embedded word (`MultiUseWord`), `Synchronized<T>`,
+//! `ReentrantSynchronized<T>`, and keyed (`metalock::lock(&value)`).
 //! Reentrancy is checked where the kind has it (not `Synchronized`, whose
 //! re-lock panics by design: see `semantics.rs`), and so are `unlocked` and
 //! `bump` one level and two deep.
@@ -17,7 +17,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::kinds::{Guard, Keyed, Kind};
-use metalock::{Instant, Interrupted, MultiUseWord, Synchronized};
+use metalock::{Instant, Interrupted, MultiUseWord, ReentrantSynchronized, Synchronized};
 
 const HANG: Duration = Duration::from_secs(120);
 /// A timeout that only a lost wake-up reaches.
@@ -494,4 +494,9 @@ macro_rules! semantics {
     )*};
 }
 
-semantics!(word: MultiUseWord, synchronized: Synchronized<()>, keyed: Keyed);
+semantics!(
+    word: MultiUseWord,
+    synchronized: Synchronized<()>,
+    reentrant: ReentrantSynchronized<()>,
+    keyed: Keyed,
+);

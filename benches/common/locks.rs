@@ -15,7 +15,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::thread;
 
-use metalock::{MultiUseWord, Synchronized};
+use metalock::{MultiUseWord, ReentrantSynchronized, Synchronized};
 
 // Not under the model checkers, whose atomics are larger.
 #[cfg(all(target_pointer_width = "64", not(any(loom, feature = "shuttle"))))]
@@ -199,6 +199,23 @@ impl CounterLock for PlFairMutex {
     fn with<R>(&self, f: impl FnOnce(&Cell<u64>) -> R) -> R {
         let mut guard = self.0.lock();
         f(Cell::from_mut(&mut *guard))
+    }
+}
+
+/// `metalock::ReentrantSynchronized<Cell<u64>>`, the word's peer of
+/// `parking_lot::ReentrantMutex<Cell<u64>>`.
+pub struct MetaReentrant(ReentrantSynchronized<Cell<u64>>);
+
+impl RecursiveLock for MetaReentrant {
+    const NAME: &'static str = "metalock_reentrant";
+    fn new_recursive(value: u64) -> Self {
+        Self(ReentrantSynchronized::new(Cell::new(value)))
+    }
+    #[inline(always)]
+    fn with_recursive<R>(&self, f: impl FnOnce(&Cell<u64>) -> R) -> R {
+        let _outer = self.0.lock();
+        let inner = self.0.lock();
+        f(&inner)
     }
 }
 

@@ -1,6 +1,6 @@
-//! The three kinds of monitor (embedded `MultiUseWord`, `Synchronized<T>`,
-//! keyed `metalock::lock(&value)`) behind one interface, so that a test body
-//! runs against each.
+//! The kinds of monitor (embedded `MultiUseWord`, `Synchronized<T>`,
+//! `ReentrantSynchronized<T>`, keyed `metalock::lock(&value)`) behind one
+//! interface, so that a test body runs against each.
 
 // Each test file that includes this module uses part of it.
 #![allow(dead_code)]
@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use metalock::{AsMonitorGuard, Instant, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
+use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
 use metalock::{Synchronized, SynchronizedGuard, WaitTimeoutResult};
 
 /// A kind of monitor, as the tests use it.
@@ -126,6 +127,10 @@ guard_impl!(SynchronizedGuard<'_, ()>, |_| 1, condition => {
     let mut condition = condition;
     move |_: &mut ()| condition()
 });
+guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
+    let mut condition = condition;
+    move |_: &()| condition()
+});
 
 impl Kind for MultiUseWord {
     type Guard<'a> = MonitorGuard<'a>;
@@ -164,6 +169,26 @@ impl Kind for Synchronized<()> {
     }
     fn is_held_by_current_thread(&self) -> bool {
         Synchronized::is_held_by_current_thread(self)
+    }
+}
+
+impl Kind for ReentrantSynchronized<()> {
+    type Guard<'a> = ReentrantSynchronizedGuard<'a, ()>;
+    const REENTRANT: bool = true;
+    fn make() -> Self {
+        ReentrantSynchronized::new(())
+    }
+    fn lock(&self) -> ReentrantSynchronizedGuard<'_, ()> {
+        ReentrantSynchronized::lock(self)
+    }
+    fn try_lock(&self) -> Option<ReentrantSynchronizedGuard<'_, ()>> {
+        ReentrantSynchronized::try_lock(self)
+    }
+    fn is_locked(&self) -> bool {
+        ReentrantSynchronized::is_locked(self)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        ReentrantSynchronized::is_held_by_current_thread(self)
     }
 }
 

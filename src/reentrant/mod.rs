@@ -1,0 +1,274 @@
+//! [`ReentrantSynchronized`]: a value behind a reentrant monitor, shared
+//! with the thread that holds it, as a Java object whose `synchronized`
+//! methods call each other.
+
+mod guard;
+
+pub use guard::ReentrantSynchronizedGuard;
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::guard::MonitorGuard;
+use crate::sys::Instant;
+use crate::word::MultiUseWord;
+
+/// A value of type `T` behind a reentrant one-word monitor: the thread that
+/// holds it may lock it again, and each guard lends `&T`, as
+/// `parking_lot::ReentrantMutex` does. Mutate through a `Cell`, `RefCell` or
+/// atomic inside; for `&mut T` and no reentrancy there is
+/// [`Synchronized`](crate::Synchronized).
+///
+/// ```
+/// use metalock::ReentrantSynchronized;
+/// use std::cell::Cell;
+///
+/// struct Account {
+///     balance: Cell<i64>,
+/// }
+///
+/// fn deposit(account: &ReentrantSynchronized<Account>, amount: i64) {
+///     let account = account.lock();
+///     account.balance.set(account.balance.get() + amount);
+/// }
+///
+/// fn transfer_in(account: &ReentrantSynchronized<Account>, amounts: &[i64]) {
+///     let held = account.lock(); // the whole batch at once...
+///     for &amount in amounts {
+///         deposit(account, amount); // ...and each deposit locks again
+///     }
+///     assert_eq!(held.depth(), 1);
+/// }
+///
+/// let account = ReentrantSynchronized::new(Account { balance: Cell::new(0) });
+/// std::thread::scope(|s| {
+///     s.spawn(|| transfer_in(&account, &[10, 20]));
+///     s.spawn(|| deposit(&account, 5));
+/// });
+/// assert_eq!(account.lock().balance.get(), 35);
+/// ```
+///
+/// A guard's `wait` releases every level of the monitor while other
+/// references to the value, from the thread's outer guards, stay alive:
+/// sound, as the thread uses none of them until the wait returns, but a
+/// `RefCell` borrow kept across a wait makes another thread's borrow panic.
+///
+/// Invariant: `value` is reached only through a guard, by the thread that
+/// holds `word`'s monitor, or through `&mut self`.
+pub struct ReentrantSynchronized<T: ?Sized> {
+    word: MultiUseWord,
+    value: T,
+}
+
+// `Send` comes with `T: Send` (the fields). Sharing lets one thread at a time
+// reach `&T`, the holder of the monitor; a `T` that is not `Sync` (a `Cell`)
+// is then used by one thread at a time, as `parking_lot::ReentrantMutex`
+// allows.
+// SAFETY: `&T` is reached only under the monitor (the invariant), so by one
+// thread at a time; T: Send lets it pass from one thread to the next.
+unsafe impl<T: ?Sized + Send> Sync for ReentrantSynchronized<T> {}
+
+impl<T> ReentrantSynchronized<T> {
+    const_unless_loom! {
+        /// Wraps `value`, unlocked.
+        ///
+        /// ```
+        /// use metalock::ReentrantSynchronized;
+        /// use std::cell::Cell;
+        ///
+        /// static HITS: ReentrantSynchronized<Cell<u32>> = ReentrantSynchronized::new(Cell::new(0));
+        /// let hits = HITS.lock();
+        /// hits.set(hits.get() + 1);
+        /// assert_eq!(HITS.lock().get(), 1); // a second level, same thread
+        /// ```
+        pub fn new(value: T) -> Self {
+            Self {
+                word: MultiUseWord::new(),
+                value,
+            }
+        }
+    }
+
+    const_unless_loom! {
+        /// Wraps `value` in a fair monitor, unlocked (see
+        /// [`MultiUseWord::new_fair`]).
+        ///
+        /// ```
+        /// let fifo = metalock::ReentrantSynchronized::new_fair(0);
+        /// assert!(fifo.is_fair());
+        /// ```
+        pub fn new_fair(value: T) -> Self {
+            Self {
+                word: MultiUseWord::new_fair(),
+                value,
+            }
+        }
+    }
+
+    /// Unwraps the value.
+    ///
+    /// ```
+    /// let names = metalock::ReentrantSynchronized::new(vec!["a"]);
+    /// assert_eq!(names.into_inner(), ["a"]);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+impl<T: ?Sized> ReentrantSynchronized<T> {
+    /// Enters the monitor, blocking while another thread holds it; the
+    /// thread that holds it enters one level deeper at once.
+    ///
+    /// ```
+    /// use metalock::ReentrantSynchronized;
+    ///
+    /// let value = ReentrantSynchronized::new(1);
+    /// let outer = value.lock();
+    /// let inner = value.lock();
+    /// assert_eq!((*outer, *inner, inner.depth()), (1, 1, 2));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn lock(&self) -> ReentrantSynchronizedGuard<'_, T> {
+        self.guard(self.word.lock())
+    }
+
+    fn guard<'a>(&'a self, monitor: MonitorGuard<'a>) -> ReentrantSynchronizedGuard<'a, T> {
+        ReentrantSynchronizedGuard {
+            monitor,
+            value: &self.value,
+        }
+    }
+
+    /// Enters the monitor if it is free or the calling thread holds it;
+    /// `None` if another thread holds it.
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(1);
+    /// let outer = value.lock();
+    /// assert_eq!(value.try_lock().unwrap().depth(), 2); // reentrant
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(value.try_lock().is_none()));
+    /// });
+    /// drop(outer);
+    /// ```
+    #[inline]
+    pub fn try_lock(&self) -> Option<ReentrantSynchronizedGuard<'_, T>> {
+        self.word.try_lock().map(|monitor| self.guard(monitor))
+    }
+
+    /// Enters the monitor, waiting at most `timeout` for another thread to
+    /// release it; `None` if it still holds it then.
+    ///
+    /// ```
+    /// use metalock::ReentrantSynchronized;
+    /// use std::time::Duration;
+    ///
+    /// let value = ReentrantSynchronized::new(0);
+    /// let held = value.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(value.try_lock_for(Duration::from_millis(10)).is_none()));
+    /// });
+    /// assert!(value.try_lock_for(Duration::from_millis(10)).is_some()); // the holder's
+    /// drop(held);
+    /// ```
+    pub fn try_lock_for(&self, timeout: Duration) -> Option<ReentrantSynchronizedGuard<'_, T>> {
+        self.word
+            .try_lock_for(timeout)
+            .map(|monitor| self.guard(monitor))
+    }
+
+    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, ReentrantSynchronized};
+    ///
+    /// let value = ReentrantSynchronized::new(0);
+    /// assert!(value.try_lock_until(Instant::now()).is_some()); // free
+    /// ```
+    pub fn try_lock_until(&self, deadline: Instant) -> Option<ReentrantSynchronizedGuard<'_, T>> {
+        self.word
+            .try_lock_until(deadline)
+            .map(|monitor| self.guard(monitor))
+    }
+
+    /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
+    ///
+    /// ```
+    /// assert!(!metalock::ReentrantSynchronized::new(0).is_fair());
+    /// ```
+    pub fn is_fair(&self) -> bool {
+        self.word.is_fair()
+    }
+
+    /// Whether some thread holds the monitor now (a snapshot).
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let guard = value.lock();
+    /// assert!(value.is_locked());
+    /// drop(guard);
+    /// assert!(!value.is_locked());
+    /// ```
+    pub fn is_locked(&self) -> bool {
+        self.word.is_locked()
+    }
+
+    /// Whether the calling thread holds the monitor.
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let guard = value.lock();
+    /// assert!(value.is_held_by_current_thread());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert!(!value.is_held_by_current_thread()));
+    /// });
+    /// drop(guard);
+    /// ```
+    pub fn is_held_by_current_thread(&self) -> bool {
+        self.word.is_held_by_current_thread()
+    }
+
+    /// The value, through `&mut self`: no other reference exists, so no
+    /// lock is taken.
+    ///
+    /// ```
+    /// let mut value = metalock::ReentrantSynchronized::new(1);
+    /// *value.get_mut() += 1;
+    /// assert_eq!(*value.lock(), 2);
+    /// ```
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+}
+
+impl<T: Default> Default for ReentrantSynchronized<T> {
+    fn default() -> Self {
+        Self::new(T::default())
+    }
+}
+
+impl<T> From<T> for ReentrantSynchronized<T> {
+    fn from(value: T) -> Self {
+        Self::new(value)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantSynchronized<T> {
+    /// Shows the value if the monitor is free or held by the calling
+    /// thread, `<locked>` otherwise: formatting never waits for it.
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(7);
+    /// assert_eq!(format!("{value:?}"), "ReentrantSynchronized { value: 7 }");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ReentrantSynchronized");
+        match self.try_lock() {
+            Some(guard) => d.field("value", &&*guard),
+            None => d.field("value", &format_args!("<locked>")),
+        };
+        d.finish()
+    }
+}
