@@ -228,6 +228,20 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>, sub_floors: &mu
         rows.push(row);
     }
 
+    let base = uncontended::objects::<Baseline>(1);
+    let word = uncontended::objects::<MetaWord>(1);
+    let reentrant = uncontended::objects::<MetaReentrant>(1);
+    let pl = uncontended::objects::<PlReentrant>(1);
+    let runs = [
+        cycling_run(usize::MAX, &base),
+        cycling_run(WORD, &word),
+        cycling_run(SYNC, &reentrant),
+        cycling_run(PL, &pl),
+    ];
+    let mut row = Row::new("reentrant pair, one level²", "ns ↓", Better::Lower);
+    sync_costs(&runs, &mut row, &mut None);
+    rows.push(row);
+
     let base = Baseline::new_recursive(0);
     let word = MetaWord::new_recursive(0);
     let reentrant = MetaReentrant::new_recursive(0);
@@ -1022,9 +1036,9 @@ fn main() {
         sub_floors.join(" / ")
     );
     println!(
-        "² recursive: the metalock Synchronized column is ReentrantSynchronized (a Cell inside), \
-         parking_lot is ReentrantMutex (a Cell inside), the floor a spin lock with owner and \
-         count; std's Mutex is not reentrant. CAS floor: a spin lock acquired and released by one \
+        "² reentrant and recursive: the metalock Synchronized column is ReentrantSynchronized (a \
+         Cell inside), parking_lot is ReentrantMutex (a Cell inside), one object; the recursive \
+         floor is a spin lock with owner and count; std's Mutex is not reentrant. CAS floor: a spin lock acquired and released by one \
          compare-and-swap each."
     );
     println!(

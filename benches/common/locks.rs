@@ -206,6 +206,17 @@ impl CounterLock for PlFairMutex {
 /// `parking_lot::ReentrantMutex<Cell<u64>>`.
 pub struct MetaReentrant(ReentrantSynchronized<Cell<u64>>);
 
+impl CounterLock for MetaReentrant {
+    const NAME: &'static str = "metalock_reentrant";
+    fn new(value: u64) -> Self {
+        Self(ReentrantSynchronized::new(Cell::new(value)))
+    }
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&Cell<u64>) -> R) -> R {
+        f(&self.0.lock())
+    }
+}
+
 impl RecursiveLock for MetaReentrant {
     const NAME: &'static str = "metalock_reentrant";
     fn new_recursive(value: u64) -> Self {
@@ -221,6 +232,17 @@ impl RecursiveLock for MetaReentrant {
 
 /// `parking_lot::ReentrantMutex<Cell<u64>>`.
 pub struct PlReentrant(parking_lot::ReentrantMutex<Cell<u64>>);
+
+impl CounterLock for PlReentrant {
+    const NAME: &'static str = "parking_lot_reentrant";
+    fn new(value: u64) -> Self {
+        Self(parking_lot::ReentrantMutex::new(Cell::new(value)))
+    }
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&Cell<u64>) -> R) -> R {
+        f(&self.0.lock())
+    }
+}
 
 impl RecursiveLock for PlReentrant {
     const NAME: &'static str = "parking_lot_reentrant";
