@@ -1,7 +1,7 @@
-//! Feature `serde`: a `Synchronized` serializes its value under the monitor
-//! and deserializes into an unlocked one.
+//! Feature `serde`: a `Synchronized` or `ReentrantSynchronized` serializes
+//! its value under the monitor and deserializes into an unlocked one.
 
-use metalock::Synchronized;
+use metalock::{ReentrantSynchronized, Synchronized};
 
 #[test]
 fn round_trip_through_json() {
@@ -37,4 +37,18 @@ fn serializing_by_the_holder_panics() {
     let value = Synchronized::new(1_u32);
     let _held = value.lock();
     let _ = serde_json::to_string(&value);
+}
+
+/// A `ReentrantSynchronized` round-trips too, and its holder serializes it
+/// one level deeper.
+#[test]
+fn a_reentrant_value_round_trips_and_its_holder_serializes_it() {
+    let value = ReentrantSynchronized::new(std::cell::Cell::new(4_u32));
+    let held = value.lock();
+    assert_eq!(serde_json::to_string(&value).unwrap(), "4");
+    assert_eq!(held.depth(), 1);
+    drop(held);
+    let back: ReentrantSynchronized<std::cell::Cell<u32>> = serde_json::from_str("5").unwrap();
+    assert!(!back.is_locked());
+    assert_eq!(back.lock().get(), 5);
 }

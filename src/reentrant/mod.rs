@@ -272,3 +272,22 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ReentrantSynchronized<T> {
         d.finish()
     }
 }
+
+/// Serializes the value under the monitor: it blocks while another thread
+/// holds the monitor, and enters one level deeper if the calling thread
+/// does.
+#[cfg(feature = "serde")]
+impl<T: ?Sized + serde::Serialize> serde::Serialize for ReentrantSynchronized<T> {
+    #[track_caller]
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.lock().serialize(serializer)
+    }
+}
+
+/// Deserializes the value and wraps it, unlocked.
+#[cfg(feature = "serde")]
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ReentrantSynchronized<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(ReentrantSynchronized::new)
+    }
+}
