@@ -107,12 +107,36 @@
 //! drop(guard);
 //! ```
 //!
-//! A `ReentrantSynchronized` lends only `&T`, so a value that is not `Send`
-//! stays out of it, and its guard stays on its thread:
+//! A `ReentrantSynchronized` of a value that is not `Send` is not `Sync`,
+//! even if the value is `Sync` (a `MutexGuard`); its guard stays on its
+//! thread, and a reference to its value ends with the guard:
 //!
 //! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
-//! shared(&metalock::ReentrantSynchronized::new(std::rc::Rc::new(0)));
+//! static INNER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+//! shared(&metalock::ReentrantSynchronized::new(INNER.lock().unwrap()));
+//! ```
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = metalock::ReentrantSynchronized::new(std::cell::Cell::new(0));
+//! shared(&s.lock());
+//! ```
+//!
+//! ```compile_fail,E0505
+//! let s = metalock::ReentrantSynchronized::new(0);
+//! let guard = s.lock();
+//! let value: &i32 = &guard;
+//! drop(guard);
+//! assert_eq!(*value, 0);
+//! ```
+//!
+//! ```compile_fail,E0502
+//! let s = metalock::ReentrantSynchronized::new(std::cell::Cell::new(0));
+//! let mut guard = s.lock();
+//! let value: &std::cell::Cell<i32> = &guard;
+//! guard.wait_for(std::time::Duration::from_millis(1));
+//! value.set(1);
 //! ```
 //!
 //! ```compile_fail,E0277

@@ -138,7 +138,7 @@ fn notify_all_reaches_every_waiter<K: Kind>() {
 
 fn timed_wait_keeps_the_depth<K: Kind>() {
     let monitor = K::make();
-    let _outer = K::REENTRANT.then(|| monitor.lock());
+    let _outer = K::DEEP_WAITS.then(|| monitor.lock());
     let mut guard = monitor.lock();
     let depth = guard.depth();
     let started = Instant::now();
@@ -155,7 +155,7 @@ fn interrupt_ends_a_wait<K: Kind>() {
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             tx.send(metalock::interrupt_handle()).unwrap();
-            let _outer = K::REENTRANT.then(|| monitor.lock());
+            let _outer = K::DEEP_WAITS.then(|| monitor.lock());
             let mut guard = monitor.lock();
             let depth = guard.depth();
             waiting.store(1, Relaxed);
@@ -198,7 +198,7 @@ fn interrupt_ends_a_wait_while<K: Kind>() {
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             tx.send(metalock::interrupt_handle()).unwrap();
-            let _outer = K::REENTRANT.then(|| monitor.lock());
+            let _outer = K::DEEP_WAITS.then(|| monitor.lock());
             let mut guard = monitor.lock();
             let depth = guard.depth();
             let ended = guard.wait_while_interruptibly(|| {
@@ -254,7 +254,7 @@ fn interrupt_ends_a_wait_while<K: Kind>() {
 /// out; an interrupt ends a wait in progress.
 fn timed_wait_while_interruptibly<K: Kind>() {
     let monitor = K::make();
-    let _outer = K::REENTRANT.then(|| monitor.lock());
+    let _outer = K::DEEP_WAITS.then(|| monitor.lock());
     let mut guard = monitor.lock();
     let depth = guard.depth();
     metalock::interrupt_handle().interrupt();

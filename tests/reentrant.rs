@@ -5,8 +5,8 @@
 //!
 //! - a value that is not `Sync` (a `Cell`) is shared between threads through
 //!   it, with no lost update, at any depth;
-//! - a wait two levels deep releases both, while the outer guard's `&T`
-//!   lives, and that reference sees what another thread stored meanwhile;
+//! - a wait below the thread's outermost guard, where a method of the value
+//!   may be running, panics before it releases anything;
 //! - a `Condition` waits with its guard;
 //! - its `Debug` never waits for the monitor.
 
@@ -54,37 +54,62 @@ fn a_cell_is_shared_between_threads_with_no_lost_update() {
     assert_eq!(count.into_inner().get(), expected);
 }
 
+/// Below the outermost guard a method of the value may be running (here
+/// `with`, whose closure waits): every wait there panics before it
+/// releases anything, so no other thread reaches the value meanwhile; a
+/// `wait_while` whose condition is already false returns at once.
 #[test]
-fn a_wait_two_levels_deep_releases_both_while_the_outer_reference_lives() {
+fn a_wait_below_the_outermost_guard_panics_before_releasing() {
+    struct Value(Cell<u32>);
+    impl Value {
+        fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+            self.0.set(1); // an invariant broken for the duration of `f`
+            let result = f();
+            self.0.set(0);
+            result
+        }
+    }
     let _watchdog = Watchdog::arm(HANG);
-    let value = ReentrantSynchronized::new(Cell::new(0));
-    let waiting = AtomicBool::new(false);
-    thread::scope(|s| {
-        s.spawn(|| {
-            // Once the waiter waits, the monitor is free: both levels went.
-            while !waiting.load(Relaxed) || value.try_lock().is_none() {
-                thread::yield_now();
-            }
-            let guard = value.lock();
-            assert_eq!(guard.depth(), 1);
-            guard.set(42);
-            guard.notify_all();
+    let value = ReentrantSynchronized::new(Value(Cell::new(0)));
+    let condition = Condition::new();
+    let outer = value.lock();
+    type Wait<'a, 'v> = &'a dyn Fn(&mut ReentrantSynchronizedGuard<'v, Value>);
+    let waits: [(&str, Wait<'_, '_>); 5] = [
+        ("wait_for", &|g| {
+            let _ = g.wait_for(Duration::from_secs(60));
+        }),
+        ("wait_while", &|g| g.wait_while(|_| true)),
+        ("wait_interruptibly", &|g| {
+            let _ = g.wait_interruptibly();
+        }),
+        ("Condition::wait_for", &|g| {
+            let _ = condition.wait_for(g, Duration::from_secs(60));
+        }),
+        ("Condition::wait_while", &|g| {
+            condition.wait_while(g, |_| true)
+        }),
+    ];
+    for (what, wait) in waits {
+        let refused = outer.with(|| {
+            let mut inner = value.lock();
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait(&mut inner)))
         });
-        let outer = value.lock();
-        let seen: &Cell<i32> = &outer;
-        let mut inner = value.lock();
-        waiting.store(true, Relaxed);
-        inner.wait_while(|value| value.get() == 0);
-        assert_eq!(inner.depth(), 2);
-        assert_eq!(
-            seen.get(),
-            42,
-            "the outer reference sees the other thread's store"
-        );
-        drop(inner);
+        let payload = refused.expect_err(what);
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(text.contains("waits only one level deep"), "{what}: {text}");
+        thread::scope(|s| {
+            s.spawn(|| assert!(value.try_lock().is_none(), "{what} released the monitor"));
+        });
         assert_eq!(outer.depth(), 1);
-    });
-    assert!(!value.is_locked());
+    }
+    let mut inner = value.lock();
+    inner.wait_while(|_| false);
+    assert!(!inner.wait_while_for(|_| false, Duration::ZERO).timed_out());
+    condition.wait_while(&mut inner, |_| false);
+    assert_eq!(inner.depth(), 2);
 }
 
 #[test]
@@ -95,13 +120,12 @@ fn a_condition_waits_with_its_guard() {
     let waiting = AtomicBool::new(false);
     thread::scope(|s| {
         s.spawn(|| {
-            let outer = queue.lock();
             let mut guard = queue.lock();
             waiting.store(true, Relaxed);
             while guard.get().is_none() {
                 filled.wait(&mut guard);
             }
-            assert_eq!((guard.depth(), outer.take()), (2, Some(7)));
+            assert_eq!((guard.depth(), guard.take()), (1, Some(7)));
         });
         // Seen under the monitor, which the waiter releases only by
         // waiting: the notify finds it in the condition's wait set.

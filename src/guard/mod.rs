@@ -11,8 +11,8 @@ mod word;
 /// For `RawMonitor::bump`, which enters again through lock_api's guard.
 #[cfg(any(feature = "std", feature = "lock_api"))]
 pub(crate) use unlocked::AbortOnUnwind;
-/// For the keyed guard, which enters again by its own path.
-#[cfg(feature = "std")]
+/// For the keyed guard, which enters again by its own path, and the
+/// reentrant value's guard, which names itself.
 pub(crate) use unlocked::check_depth_one;
 pub use waiting::AsMonitorGuard;
 pub(crate) use waiting::sealed;

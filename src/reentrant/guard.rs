@@ -5,9 +5,15 @@ use core::fmt;
 use core::ops::Deref;
 use core::time::Duration;
 
-use crate::guard::{self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult};
+#[cfg(feature = "std")]
+use crate::guard::wait_while_interruptibly_until;
+use crate::guard::{
+    self, AsMonitorGuard, MonitorGuard, WaitTimeoutResult, check_depth_one, deadline_after,
+    wait_while_until,
+};
 #[cfg(feature = "std")]
 use crate::interrupt::Interrupted;
+use crate::monitor::WaitSet;
 use crate::sys::Instant;
 
 /// One level of ownership of a
@@ -16,9 +22,19 @@ use crate::sys::Instant;
 /// conditions see `&T`. Dropping it releases its level, on every exit,
 /// panics included.
 ///
+/// It waits only one level deep, through the thread's outermost guard (a
+/// wait deeper panics before it releases anything, as does a `Condition`'s
+/// wait with it): below an outer guard, a method of the value may still be
+/// running on this thread (`outer.with(|| inner.wait())`), and a wait there
+/// would let another thread reach the value in the middle of it, which a
+/// value that is not `Sync` (the reason to use this type) must never see.
+/// One level deep the wait borrows the only guard mutably, so no reference
+/// to the value lives across it.
+///
 /// ```
 /// use metalock::ReentrantSynchronized;
 /// use std::cell::Cell;
+/// use std::panic::{AssertUnwindSafe, catch_unwind};
 ///
 /// let ready = ReentrantSynchronized::new(Cell::new(false));
 /// std::thread::scope(|s| {
@@ -27,12 +43,14 @@ use crate::sys::Instant;
 ///         guard.set(true);
 ///         guard.notify_all();
 ///     });
-///     let outer = ready.lock();
-///     let mut inner = ready.lock();
-///     // Releases both levels while it waits, and takes both back.
-///     inner.wait_while(|ready| !ready.get());
-///     assert_eq!(inner.depth(), 2);
-///     assert!(outer.get());
+///     let mut guard = ready.lock();
+///     {
+///         let mut inner = ready.lock();
+///         let refused = catch_unwind(AssertUnwindSafe(|| inner.wait()));
+///         assert!(refused.is_err(), "two levels deep: refused");
+///     }
+///     guard.wait_while(|ready| !ready.get());
+///     assert_eq!(guard.depth(), 1);
 /// });
 /// ```
 ///
@@ -44,7 +62,28 @@ pub struct ReentrantSynchronizedGuard<'a, T: ?Sized> {
     pub(super) value: &'a T,
 }
 
-impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
+/// Panics unless a `ReentrantSynchronizedGuard` that is to wait is the
+/// thread's only one of its monitor (see the type's docs).
+#[track_caller]
+fn check_wait_depth(depth: usize) {
+    if depth != 1 {
+        panic!(
+            "metalock: a ReentrantSynchronizedGuard waits only one level deep, and this thread \
+             holds the monitor {depth} levels deep: an outer level may be inside a method of the \
+             value, which another thread would reach during the wait; wait through the \
+             outermost guard"
+        );
+    }
+}
+
+impl<'a, T: ?Sized> ReentrantSynchronizedGuard<'a, T> {
+    /// The monitor guard to wait through, one level deep only.
+    #[track_caller]
+    fn waiting(&mut self) -> &mut MonitorGuard<'a> {
+        check_wait_depth(self.monitor.depth());
+        &mut self.monitor
+    }
+
     /// How many levels the calling thread holds (see
     /// [`MonitorGuard::depth`]).
     ///
@@ -58,11 +97,18 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         self.monitor.depth()
     }
 
-    /// See [`MonitorGuard::wait`]: releases every level, waits for a
-    /// notification, and takes them back.
+    /// See [`MonitorGuard::wait`]: releases the monitor, waits for a
+    /// notification, and takes it back.
+    ///
+    /// # Panics
+    ///
+    /// Below the thread's outermost guard of the monitor (see the type's
+    /// docs), before anything is released; so do the other waits (a
+    /// `wait_while` only if it is to wait: one whose condition is already
+    /// false returns at once, at any depth).
     #[track_caller]
     pub fn wait(&mut self) {
-        self.monitor.wait();
+        self.waiting().wait();
     }
 
     /// See [`MonitorGuard::wait_for`].
@@ -75,13 +121,13 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
     /// ```
     #[track_caller]
     pub fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult {
-        self.monitor.wait_for(timeout)
+        self.waiting().wait_for(timeout)
     }
 
     /// See [`MonitorGuard::wait_until`].
     #[track_caller]
     pub fn wait_until(&mut self, deadline: Instant) -> WaitTimeoutResult {
-        self.monitor.wait_until(deadline)
+        self.waiting().wait_until(deadline)
     }
 
     /// See [`MonitorGuard::wait_interruptibly`].
@@ -94,7 +140,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
     #[cfg(feature = "std")]
     #[track_caller]
     pub fn wait_interruptibly(&mut self) -> Result<(), Interrupted> {
-        self.monitor.wait_interruptibly()
+        self.waiting().wait_interruptibly()
     }
 
     /// See [`MonitorGuard::wait_for_interruptibly`].
@@ -104,7 +150,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         &mut self,
         timeout: Duration,
     ) -> Result<WaitTimeoutResult, Interrupted> {
-        self.monitor.wait_for_interruptibly(timeout)
+        self.waiting().wait_for_interruptibly(timeout)
     }
 
     /// See [`MonitorGuard::wait_until_interruptibly`].
@@ -114,7 +160,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         &mut self,
         deadline: Instant,
     ) -> Result<WaitTimeoutResult, Interrupted> {
-        self.monitor.wait_until_interruptibly(deadline)
+        self.waiting().wait_until_interruptibly(deadline)
     }
 
     /// Waits while `condition` holds for the value, re-checking it after
@@ -122,7 +168,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
     #[track_caller]
     pub fn wait_while(&mut self, mut condition: impl FnMut(&T) -> bool) {
         let value = self.value;
-        self.monitor.wait_while(|| condition(value));
+        wait_while_until(self, WaitSet::Monitor, |()| condition(value), None);
     }
 
     /// As [`wait_while`](Self::wait_while), giving up after `timeout`; timed
@@ -144,7 +190,12 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         timeout: Duration,
     ) -> WaitTimeoutResult {
         let value = self.value;
-        self.monitor.wait_while_for(|| condition(value), timeout)
+        wait_while_until(
+            self,
+            WaitSet::Monitor,
+            |()| condition(value),
+            deadline_after(timeout),
+        )
     }
 
     /// As [`wait_while`](Self::wait_while), giving up at `deadline`.
@@ -155,7 +206,12 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         deadline: Instant,
     ) -> WaitTimeoutResult {
         let value = self.value;
-        self.monitor.wait_while_until(|| condition(value), deadline)
+        wait_while_until(
+            self,
+            WaitSet::Monitor,
+            |()| condition(value),
+            Some(deadline),
+        )
     }
 
     /// As [`wait_while`](Self::wait_while), each wait interruptible (see
@@ -167,7 +223,8 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         mut condition: impl FnMut(&T) -> bool,
     ) -> Result<(), Interrupted> {
         let value = self.value;
-        self.monitor.wait_while_interruptibly(|| condition(value))
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(value), None)
+            .map(drop)
     }
 
     /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
@@ -180,8 +237,8 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         timeout: Duration,
     ) -> Result<WaitTimeoutResult, Interrupted> {
         let value = self.value;
-        self.monitor
-            .wait_while_for_interruptibly(|| condition(value), timeout)
+        let deadline = deadline_after(timeout);
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(value), deadline)
     }
 
     /// As [`wait_while_interruptibly`](Self::wait_while_interruptibly),
@@ -194,8 +251,8 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
         deadline: Instant,
     ) -> Result<WaitTimeoutResult, Interrupted> {
         let value = self.value;
-        self.monitor
-            .wait_while_until_interruptibly(|| condition(value), deadline)
+        let deadline = Some(deadline);
+        wait_while_interruptibly_until(self, WaitSet::Monitor, |()| condition(value), deadline)
     }
 
     /// See [`MonitorGuard::notify_one`].
@@ -231,6 +288,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
     /// ```
     #[track_caller]
     pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        check_depth_one(guard.depth(), "ReentrantSynchronizedGuard::unlocked");
         MonitorGuard::unlocked(&mut guard.monitor, f)
     }
 
@@ -238,6 +296,7 @@ impl<T: ?Sized> ReentrantSynchronizedGuard<'_, T> {
     /// queued thread.
     #[track_caller]
     pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
+        check_depth_one(guard.depth(), "ReentrantSynchronizedGuard::unlocked_fair");
         MonitorGuard::unlocked_fair(&mut guard.monitor, f)
     }
 
@@ -258,7 +317,11 @@ impl<T: ?Sized> Deref for ReentrantSynchronizedGuard<'_, T> {
 }
 
 impl<T: ?Sized> guard::sealed::Sealed for ReentrantSynchronizedGuard<'_, T> {
+    /// Only a `Condition`'s waits ask: one level deep only, as the guard's
+    /// own.
+    #[track_caller]
     fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+        check_wait_depth(self.monitor.depth());
         self.monitor.monitor_ref()
     }
 }

@@ -48,13 +48,15 @@ use crate::word::MultiUseWord;
 /// assert_eq!(account.lock().balance.get(), 35);
 /// ```
 ///
-/// A guard's `wait` releases every level of the monitor while other
-/// references to the value, from the thread's outer guards, stay alive:
-/// sound, as the thread uses none of them until the wait returns, but a
-/// `RefCell` borrow kept across a wait makes another thread's borrow panic.
+/// A guard waits only one level deep, through the thread's outermost guard
+/// of the monitor: deeper, an outer level may be inside a method of the
+/// value, which another thread would reach during the wait (see
+/// [`ReentrantSynchronizedGuard`]).
 ///
 /// Invariant: `value` is reached only through a guard, by the thread that
-/// holds `word`'s monitor, or through `&mut self`.
+/// holds `word`'s monitor, or through `&mut self`; a guard releases the
+/// monitor to another thread only when it is the holder's only guard, and
+/// mutably borrowed (a wait), or consumed.
 pub struct ReentrantSynchronized<T: ?Sized> {
     word: MultiUseWord,
     value: T,
@@ -64,8 +66,11 @@ pub struct ReentrantSynchronized<T: ?Sized> {
 // reach `&T`, the holder of the monitor; a `T` that is not `Sync` (a `Cell`)
 // is then used by one thread at a time, as `parking_lot::ReentrantMutex`
 // allows.
-// SAFETY: `&T` is reached only under the monitor (the invariant), so by one
-// thread at a time; T: Send lets it pass from one thread to the next.
+// SAFETY: `&T` is reached only under the monitor (the invariant), and every
+// `&T` of one holder ends before the next holder's first: a wait releases
+// the monitor only through the holder's only guard, borrowed mutably, so
+// no `&T` (nor a method of `T` running on `&T`) lives across it. T: Send
+// lets the value pass from one thread to the next.
 unsafe impl<T: ?Sized + Send> Sync for ReentrantSynchronized<T> {}
 
 impl<T> ReentrantSynchronized<T> {

@@ -17,6 +17,9 @@ pub trait Kind: Sync + Sized {
     where
         Self: 'a;
     const REENTRANT: bool;
+    /// Whether a wait may be made below the outermost guard (a
+    /// `ReentrantSynchronizedGuard`'s may not: it lends `&T`).
+    const DEEP_WAITS: bool;
     fn make() -> Self;
     fn lock(&self) -> Self::Guard<'_>;
     fn try_lock(&self) -> Option<Self::Guard<'_>>;
@@ -135,6 +138,7 @@ guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
 impl Kind for MultiUseWord {
     type Guard<'a> = MonitorGuard<'a>;
     const REENTRANT: bool = true;
+    const DEEP_WAITS: bool = true;
     fn make() -> Self {
         MultiUseWord::new()
     }
@@ -155,6 +159,7 @@ impl Kind for MultiUseWord {
 impl Kind for Synchronized<()> {
     type Guard<'a> = SynchronizedGuard<'a, ()>;
     const REENTRANT: bool = false;
+    const DEEP_WAITS: bool = false;
     fn make() -> Self {
         Synchronized::new(())
     }
@@ -175,6 +180,7 @@ impl Kind for Synchronized<()> {
 impl Kind for ReentrantSynchronized<()> {
     type Guard<'a> = ReentrantSynchronizedGuard<'a, ()>;
     const REENTRANT: bool = true;
+    const DEEP_WAITS: bool = false;
     fn make() -> Self {
         ReentrantSynchronized::new(())
     }
@@ -207,6 +213,7 @@ impl Keyed {
 impl Kind for Keyed {
     type Guard<'a> = KeyedGuard<'a>;
     const REENTRANT: bool = true;
+    const DEEP_WAITS: bool = true;
     /// On the first byte of an 8-byte granule of its own (so no other
     /// `make` shares its home by address), boxed and leaked: a test makes
     /// few, and no later value takes the address.
