@@ -1,7 +1,7 @@
-//! Interrupts at scale: 96 threads share six monitors, two of each kind
-//! (embedded word, `Synchronized`, and keyed on two bytes of one 8-byte
-//! granule, so of one home: either byte takes an overflow entry while the
-//! other holds the home). They wait on a monitor's own wait set or on a
+//! Interrupts at scale: 96 threads share eight monitors, two of each kind
+//! (embedded word, `Synchronized`, `ReentrantSynchronized`, and keyed on two
+//! bytes of one 8-byte granule, so of one home: either byte takes an
+//! overflow entry while the other holds the home). They wait on a monitor's own wait set or on a
 //! `Condition` of its own, plainly or interruptibly, timed or not, while
 //! another thread interrupts them at random. Checks, wait set by wait set:
 //! - the waiters the notifies reached equal the waits that returned
@@ -40,14 +40,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use metalock::__test_hooks::exec_envs_allocated;
-use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord, Synchronized};
+use metalock::{Condition, InterruptHandle, Interrupted, MultiUseWord};
+use metalock::{ReentrantSynchronized, Synchronized};
 use metalock::{keyed_monitors, lock_records_allocated};
 
 const THREADS: usize = 96;
 const OPS_PER_THREAD: usize = 8_000;
 /// Monitors of each kind.
 const PER_KIND: usize = 2;
-const MONITORS: usize = 3 * PER_KIND;
+const MONITORS: usize = 4 * PER_KIND;
 /// Two per monitor: number `2 * m` is monitor `m`'s own, `2 * m + 1` its
 /// condition's.
 const WAIT_SETS: usize = 2 * MONITORS;
@@ -79,6 +80,7 @@ struct Shared {
     words: Vec<Monitor<MultiUseWord>>,
     synchronized: Vec<Monitor<Synchronized<()>>>,
     keyed: Vec<Monitor<Keyed>>,
+    reentrant: Vec<Monitor<ReentrantSynchronized<()>>>,
     /// The interrupt handles of the workers still running, by seed.
     handles: Mutex<Vec<(u64, InterruptHandle)>>,
     /// The handles of the workers that have exited, by seed.
@@ -93,6 +95,7 @@ impl Shared {
             keyed: (0..PER_KIND)
                 .map(|i| Monitor::of(Keyed::at(&GRANULE.0[i])))
                 .collect(),
+            reentrant: (0..PER_KIND).map(|_| Monitor::new()).collect(),
             handles: Mutex::new(Vec::new()),
             retired: Mutex::new(Vec::new()),
         }
@@ -141,10 +144,10 @@ enum End {
 }
 
 /// One operation on `m`, monitor number `monitor`: lock (twice, sometimes,
-/// where `K` is reentrant), bump the counter, then wait, notify, or neither,
+/// where `K` waits at any depth), bump the counter, then wait, notify, or neither,
 /// on its own wait set or its condition's.
 fn operate<K: Kind>(m: &Monitor<K>, monitor: usize, rng: &mut Rng, tally: &mut Tally) {
-    let _outer = (K::REENTRANT && rng.below(4) == 0).then(|| m.monitor.lock());
+    let _outer = (K::DEEP_WAITS && rng.below(4) == 0).then(|| m.monitor.lock());
     let mut guard = m.monitor.lock();
     let depth = guard.depth();
     // A read-modify-write in two steps, so that a lost update shows;
@@ -222,10 +225,11 @@ fn worker(shared: &Shared, seed: u64, ops: usize) -> Tally {
     };
     for _ in 0..ops {
         let i = rng.below(PER_KIND as u64) as usize;
-        match rng.below(3) {
+        match rng.below(4) {
             0 => operate(&shared.words[i], i, &mut rng, &mut tally),
             1 => operate(&shared.synchronized[i], PER_KIND + i, &mut rng, &mut tally),
-            _ => operate(&shared.keyed[i], 2 * PER_KIND + i, &mut rng, &mut tally),
+            2 => operate(&shared.keyed[i], 2 * PER_KIND + i, &mut rng, &mut tally),
+            _ => operate(&shared.reentrant[i], 3 * PER_KIND + i, &mut rng, &mut tally),
         }
     }
     handles.lock().unwrap().retain(|&(of, _)| of != seed);
@@ -311,7 +315,8 @@ fn check(shared: &Shared, tallies: &[Tally], sent: &Sent) -> Tally {
     }
     let counters = (shared.words.iter().map(|m| &m.counter))
         .chain(shared.synchronized.iter().map(|m| &m.counter))
-        .chain(shared.keyed.iter().map(|m| &m.counter));
+        .chain(shared.keyed.iter().map(|m| &m.counter))
+        .chain(shared.reentrant.iter().map(|m| &m.counter));
     // Relaxed: every worker that wrote a counter has been joined.
     for (i, counter) in counters.enumerate() {
         assert_eq!(
