@@ -109,7 +109,8 @@
 //!
 //! A `ReentrantSynchronized` of a value that is not `Send` is not `Sync`,
 //! even if the value is `Sync` (a `MutexGuard`); its guard stays on its
-//! thread, and a reference to its value ends with the guard:
+//! thread (neither `Send` nor `Sync`, whatever the value), and a reference
+//! to its value ends with the guard, and at a wait:
 //!
 //! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
@@ -119,7 +120,7 @@
 //!
 //! ```compile_fail,E0277
 //! fn shared<T: Sync>(_: &T) {}
-//! let s = metalock::ReentrantSynchronized::new(std::cell::Cell::new(0));
+//! let s = metalock::ReentrantSynchronized::new(0);
 //! shared(&s.lock());
 //! ```
 //!

@@ -325,6 +325,58 @@ fn timed_wait_while_interruptibly<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// A timed `wait_while_*_interruptibly` whose condition clears without a
+/// notification ends by its deadline, but reports the condition, not the
+/// clock: not timed out. Should the clearing thread get in only after the
+/// deadline (a slow machine), the round proves nothing and runs again with
+/// a longer wait.
+fn timed_wait_while_interruptibly_reports_a_condition_cleared_by_the_deadline<K: Kind>() {
+    let monitor = K::make();
+    for wait_ms in [50, 400, 3_200] {
+        let (checked, cleared) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let (result, seen_cleared) = thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut guard = monitor.lock();
+                let deadline = Instant::now() + Duration::from_millis(wait_ms);
+                let condition = || {
+                    checked.store(1, Relaxed);
+                    cleared.load(Relaxed) == 0
+                };
+                let result = if wait_ms == 400 {
+                    guard.wait_while_until_interruptibly(condition, deadline)
+                } else {
+                    let timeout = Duration::from_millis(wait_ms);
+                    guard.wait_while_for_interruptibly(condition, timeout)
+                };
+                (result, cleared.load(Relaxed) == 1)
+            });
+            // Seen under the monitor, which the waiter releases only by
+            // waiting: it waits, and nothing will notify it.
+            while checked.load(Relaxed) == 0 || monitor.try_lock().is_none() {
+                thread::yield_now();
+            }
+            let guard = monitor.lock();
+            cleared.store(1, Relaxed);
+            drop(guard);
+            waiter.join().unwrap()
+        });
+        let result = result.expect("no interrupt was sent");
+        if seen_cleared && !result.timed_out() {
+            return;
+        }
+        assert!(
+            !seen_cleared,
+            "reported a timeout though the condition had cleared"
+        );
+        assert!(
+            result.timed_out(),
+            "returned before the deadline with the condition held"
+        );
+        println!("the clearing thread got in after a wait of {wait_ms} ms: again");
+    }
+    panic!("the clearing thread never got in before the deadline");
+}
+
 fn a_panic_releases<K: Kind>() {
     let monitor = K::make();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -477,6 +529,14 @@ macro_rules! semantics {
             fn timed_wait_while_interruptibly() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::timed_wait_while_interruptibly::<$kind>();
+            }
+
+            #[test]
+            fn timed_wait_while_interruptibly_reports_a_condition_cleared_by_the_deadline() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::timed_wait_while_interruptibly_reports_a_condition_cleared_by_the_deadline::<
+                    $kind,
+                >();
             }
 
             #[test]

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
 
+use metalock::Instant;
+
 use common::Watchdog;
 use metalock::{Condition, ReentrantSynchronized, ReentrantSynchronizedGuard};
 
@@ -74,19 +76,80 @@ fn a_wait_below_the_outermost_guard_panics_before_releasing() {
     let condition = Condition::new();
     let outer = value.lock();
     type Wait<'a, 'v> = &'a dyn Fn(&mut ReentrantSynchronizedGuard<'v, Value>);
-    let waits: [(&str, Wait<'_, '_>); 5] = [
-        ("wait_for", &|g| {
-            let _ = g.wait_for(Duration::from_secs(60));
+    // Each would return at once if it waited (a deadline passed, an
+    // interrupt pending), or, for the four untimed plain waits, hang until
+    // the watchdog: a wait that skipped the check fails either way.
+    // The result, which a refused wait never returns.
+    fn ignore<R>(_: R) {}
+    let past = Instant::now();
+    let zero = Duration::ZERO;
+    let interrupt = || metalock::interrupt_handle().interrupt();
+    let waits: [(&str, Wait<'_, '_>); 24] = [
+        ("wait", &|g| g.wait()),
+        ("wait_for", &|g| ignore(g.wait_for(zero))),
+        ("wait_until", &|g| ignore(g.wait_until(past))),
+        ("wait_interruptibly", &|g| {
+            interrupt();
+            ignore(g.wait_interruptibly())
+        }),
+        ("wait_for_interruptibly", &|g| {
+            ignore(g.wait_for_interruptibly(zero))
+        }),
+        ("wait_until_interruptibly", &|g| {
+            ignore(g.wait_until_interruptibly(past))
         }),
         ("wait_while", &|g| g.wait_while(|_| true)),
-        ("wait_interruptibly", &|g| {
-            let _ = g.wait_interruptibly();
+        ("wait_while_for", &|g| {
+            ignore(g.wait_while_for(|_| true, zero))
         }),
+        ("wait_while_until", &|g| {
+            ignore(g.wait_while_until(|_| true, past))
+        }),
+        ("wait_while_interruptibly", &|g| {
+            interrupt();
+            ignore(g.wait_while_interruptibly(|_| true))
+        }),
+        ("wait_while_for_interruptibly", &|g| {
+            ignore(g.wait_while_for_interruptibly(|_| true, zero))
+        }),
+        ("wait_while_until_interruptibly", &|g| {
+            ignore(g.wait_while_until_interruptibly(|_| true, past))
+        }),
+        ("Condition::wait", &|g| condition.wait(g)),
         ("Condition::wait_for", &|g| {
-            let _ = condition.wait_for(g, Duration::from_secs(60));
+            ignore(condition.wait_for(g, zero))
+        }),
+        ("Condition::wait_until", &|g| {
+            ignore(condition.wait_until(g, past))
+        }),
+        ("Condition::wait_interruptibly", &|g| {
+            interrupt();
+            ignore(condition.wait_interruptibly(g))
+        }),
+        ("Condition::wait_for_interruptibly", &|g| {
+            ignore(condition.wait_for_interruptibly(g, zero))
+        }),
+        ("Condition::wait_until_interruptibly", &|g| {
+            ignore(condition.wait_until_interruptibly(g, past))
         }),
         ("Condition::wait_while", &|g| {
             condition.wait_while(g, |_| true)
+        }),
+        ("Condition::wait_while_for", &|g| {
+            ignore(condition.wait_while_for(g, |_| true, zero))
+        }),
+        ("Condition::wait_while_until", &|g| {
+            ignore(condition.wait_while_until(g, |_| true, past))
+        }),
+        ("Condition::wait_while_interruptibly", &|g| {
+            interrupt();
+            ignore(condition.wait_while_interruptibly(g, |_| true))
+        }),
+        ("Condition::wait_while_for_interruptibly", &|g| {
+            ignore(condition.wait_while_for_interruptibly(g, |_| true, zero))
+        }),
+        ("Condition::wait_while_until_interruptibly", &|g| {
+            ignore(condition.wait_while_until_interruptibly(g, |_| true, past))
         }),
     ];
     for (what, wait) in waits {
@@ -104,6 +167,8 @@ fn a_wait_below_the_outermost_guard_panics_before_releasing() {
             s.spawn(|| assert!(value.try_lock().is_none(), "{what} released the monitor"));
         });
         assert_eq!(outer.depth(), 1);
+        // The refused wait leaves a pending interrupt pending.
+        metalock::interrupted();
     }
     let mut inner = value.lock();
     inner.wait_while(|_| false);

@@ -121,7 +121,10 @@ impl Condition {
     ///
     /// # Panics
     ///
-    /// If other threads wait on this condition with another monitor.
+    /// If other threads wait on this condition with another monitor, or if
+    /// `guard` is a `ReentrantSynchronizedGuard` below the thread's
+    /// outermost level of its monitor (the other waits panic in both cases
+    /// too, before anything is released).
     ///
     /// ```
     /// use metalock::{Condition, Synchronized};

@@ -417,12 +417,14 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
     Some(WaitTimeoutResult(false))
 }
 
-/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`], and
-/// where they exist `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's
-/// `MutexGuard` of a `RawMonitor` (feature `lock_api`); what
-/// [`Condition`]'s methods take. Sealed: only those implement it.
+/// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`],
+/// [`ReentrantSynchronizedGuard`] (one level deep only), and where they
+/// exist `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
+/// of a `RawMonitor` (feature `lock_api`); what [`Condition`]'s methods
+/// take. Sealed: only those implement it.
 ///
 /// [`SynchronizedGuard`]: crate::SynchronizedGuard
+/// [`ReentrantSynchronizedGuard`]: crate::ReentrantSynchronizedGuard
 /// [`Condition`]: crate::Condition
 ///
 /// ```
