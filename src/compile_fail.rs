@@ -153,3 +153,41 @@
 //! let guard = s.lock();
 //! *guard += 1;
 //! ```
+//!
+//! Its mapped guard cannot keep the value past the guard (`map`'s closure
+//! gets a reference for the call only), cannot wait, and stays on its
+//! thread, as does its `Arc` guard:
+//!
+//! ```compile_fail,E0521
+//! use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
+//! let s = ReentrantSynchronized::new(std::cell::Cell::new(0));
+//! let mut kept = None;
+//! let part = ReentrantSynchronizedGuard::map(s.lock(), |value| {
+//!     kept = Some(value);
+//!     value
+//! });
+//! drop(part);
+//! kept.unwrap().set(1);
+//! ```
+//!
+//! ```compile_fail,E0599
+//! use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
+//! let s = ReentrantSynchronized::new((0, 0));
+//! let mut part = ReentrantSynchronizedGuard::map(s.lock(), |pair| &pair.0);
+//! part.wait();
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
+//! let s = ReentrantSynchronized::new((0, 0));
+//! let part = ReentrantSynchronizedGuard::map(s.lock(), |pair| &pair.0);
+//! std::thread::scope(|scope| {
+//!     scope.spawn(move || drop(part));
+//! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let s = std::sync::Arc::new(metalock::ReentrantSynchronized::new(0));
+//! let guard = s.lock_arc();
+//! std::thread::spawn(move || drop(guard));
+//! ```

@@ -205,7 +205,11 @@ pub use keyed::{
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};
-pub use reentrant::{ReentrantSynchronized, ReentrantSynchronizedGuard};
+#[cfg(target_has_atomic = "ptr")]
+pub use reentrant::ArcReentrantSynchronizedGuard;
+pub use reentrant::{
+    MappedReentrantSynchronizedGuard, ReentrantSynchronized, ReentrantSynchronizedGuard,
+};
 #[cfg(target_has_atomic = "ptr")]
 pub use synchronized::ArcSynchronizedGuard;
 pub use synchronized::{MappedSynchronizedGuard, Synchronized, SynchronizedGuard};

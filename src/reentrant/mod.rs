@@ -2,9 +2,16 @@
 //! with the thread that holds it, as a Java object whose `synchronized`
 //! methods call each other.
 
+#[cfg(target_has_atomic = "ptr")]
+mod arc;
 mod guard;
+mod mapped;
+mod waits;
 
+#[cfg(target_has_atomic = "ptr")]
+pub use arc::ArcReentrantSynchronizedGuard;
 pub use guard::ReentrantSynchronizedGuard;
+pub use mapped::MappedReentrantSynchronizedGuard;
 
 use core::fmt;
 use core::time::Duration;
@@ -142,7 +149,7 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     fn guard<'a>(&'a self, monitor: MonitorGuard<'a>) -> ReentrantSynchronizedGuard<'a, T> {
         ReentrantSynchronizedGuard {
             monitor,
-            value: &self.value,
+            sync: self,
         }
     }
 
@@ -245,6 +252,26 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// ```
     pub fn get_mut(&mut self) -> &mut T {
         &mut self.value
+    }
+
+    /// A raw pointer to the value, for code that synchronizes access
+    /// itself; reading through it is sound only under the monitor or
+    /// `&mut self`, as through a guard. `*const`: the value is lent as `&T`
+    /// only, so writing through it is undefined behaviour unless `T`'s own
+    /// interior mutability allows it.
+    ///
+    /// ```
+    /// use metalock::ReentrantSynchronized;
+    /// use std::cell::Cell;
+    ///
+    /// let value = ReentrantSynchronized::new(Cell::new(1));
+    /// let guard = value.lock();
+    /// // SAFETY: this thread holds the monitor.
+    /// unsafe { (*value.data_ptr()).set(2) };
+    /// assert_eq!(guard.get(), 2);
+    /// ```
+    pub fn data_ptr(&self) -> *const T {
+        &self.value
     }
 }
 
