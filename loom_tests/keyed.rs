@@ -9,7 +9,8 @@
 //! so a monitor that excludes nothing shows; and every locker checks that
 //! it holds the monitor of the address it asked for, so a thread that
 //! ends up holding a home rekeyed for another address shows too. A keyed
-//! guard's `unlocked`, `unlocked_fair` and `bump` enter again by address.
+//! guard's `unlocked`, `unlocked_fair` and `bump` enter again by address;
+//! an interrupted keyed enter leaves its home unpinned.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_keyed`
@@ -335,6 +336,54 @@ fn a_timed_enter_gives_up_beside_another_address() {
     );
     settled_in_every_way(
         "a_timed_enter_gives_up_beside_another_address",
+        &events(),
+        &before,
+        &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
+    );
+}
+
+/// An interruptible enter on x queues (pinning the home) while the main
+/// thread holds x; the main thread interrupts it, locks y (which shares
+/// the home) and lets x go: the enter reports the interrupt (flag cleared)
+/// or enters (flag still set), and either way the pin ends, y is its own
+/// monitor, and no keyed monitor is left in use.
+#[test]
+fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
+    let name = "an_interrupted_keyed_enter_gives_up_beside_another_address";
+    let before = events();
+    explore(name, builder(3), || {
+        let values = Values::new();
+        let race = InterruptRace::new();
+        let held = metalock::lock(&values.x);
+        let interruptible = {
+            let (values, race) = (Arc::clone(&values), race.clone());
+            thread::spawn(move || {
+                race.publish_handle();
+                let entered = match metalock::lock_interruptibly(&values.x) {
+                    Ok(guard) => {
+                        assert_eq!(guard.depth(), 1);
+                        // SAFETY: under the monitor of x.
+                        values.x.with_mut(|c| unsafe { *c += 1 });
+                        true
+                    }
+                    Err(Interrupted) => false,
+                };
+                (entered, race.pending_after_the_wait())
+            })
+        };
+        race.interrupt_then_notify(|| false);
+        bump(&values.y);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        drop(held);
+        let (entered, pending) = interruptible.join().unwrap();
+        assert_eq!(pending, entered, "entered {entered}, pending {pending}");
+        assert_eq!(read(&values.x), 1 + usize::from(entered));
+        assert_eq!(read(&values.y), 1);
+        assert_eq!(metalock::keyed_monitors(), 0);
+    });
+    settled_in_every_way(
+        name,
         &events(),
         &before,
         &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],

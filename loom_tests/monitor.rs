@@ -13,8 +13,9 @@
 //! a timed contender passed over that gives up or is handed the monitor,
 //! a payload set while a timed contender gives up (from a WAITERS head
 //! with or without a record behind it), guards that let a
-//! contender in while unlocked, eventual fairness and fair releases, and a
-//! timed interruptible wait racing a notify and an interrupt. Hook events
+//! contender in while unlocked, eventual fairness and fair releases, a
+//! timed interruptible wait racing a notify and an interrupt, and an
+//! interruptible enter interrupted in a queue. Hook events
 //! (`common/events.rs`) show that the models reach the paths they name.
 //!
 //! Under loom a timed park never blocks: it reports a timeout unless the
@@ -1158,6 +1159,119 @@ fn two_invited_contenders_lose_and_go_back_in_order() {
         behind > 0,
         "no contender that lost went back behind one that lost before it"
     );
+}
+
+/// An interruptible contender that its owner interrupts and then lets in:
+/// it reports the interrupt (flag cleared) having left the queue, or having
+/// been invited and finding the monitor free takes it (flag still set), or
+/// enters first; the interrupt stays pending exactly when it entered.
+/// Asserts that the give-up paths the interrupt takes were explored.
+#[test]
+fn an_interruptible_enter_races_an_interrupt_and_an_exit() {
+    interrupted_contender(
+        "an_interruptible_enter_races_an_interrupt_and_an_exit",
+        false,
+        two_threads(),
+        &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
+    );
+}
+
+/// An interruptible contender that its owner interrupts while it keeps the
+/// monitor: the interrupt alone must end the enter (`Interrupted`, flag
+/// cleared), wherever it finds the contender, asleep in the queue
+/// included (a contender the interrupt does not unpark deadlocks here).
+#[test]
+fn an_interrupt_wakes_a_queued_contender() {
+    explore(
+        "an_interrupt_wakes_a_queued_contender",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let race = InterruptRace::new();
+            let held = shared.word.lock();
+            let interruptible = {
+                let race = race.clone();
+                spawn(&shared, move |shared| {
+                    race.publish_handle();
+                    let result = shared.word.lock_interruptibly().map(drop);
+                    (result, race.pending_after_the_wait())
+                })
+            };
+            race.interrupt_then_notify(|| false);
+            let (result, pending) = interruptible.join().unwrap();
+            assert_eq!((result, pending), (Err(metalock::Interrupted), false));
+            shared.bump(&held);
+            drop(held);
+            shared.check_final(1);
+        },
+    );
+}
+
+/// As `an_interruptible_enter_races_an_interrupt_and_an_exit`, with a
+/// blocking contender beside the interrupted one: whichever of the four
+/// ways the interrupted one settles (each asserted explored), the other
+/// gets the monitor and nobody is left queued.
+#[test]
+fn an_interrupted_contender_leaves_the_queue_whole() {
+    interrupted_contender(
+        "an_interrupted_contender_leaves_the_queue_whole",
+        true,
+        three_threads(),
+        &[
+            GiveUp::LeftTheQueueAndTookIt,
+            GiveUp::LeftTheQueue,
+            GiveUp::InvitedAndTookIt,
+            GiveUp::InvitedAndGaveUp,
+        ],
+    );
+}
+
+/// The body of the two models above: an owner, an interruptible contender
+/// (and a blocking one if `beside`); the owner interrupts the interruptible
+/// one, then releases.
+fn interrupted_contender(name: &'static str, beside: bool, builder: Builder, ways: &[GiveUp]) {
+    let before = events();
+    explore(name, builder, move || {
+        let shared = Shared::new();
+        let race = InterruptRace::new();
+        let held = shared.word.lock();
+        let blocking = beside.then(|| {
+            spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            })
+        });
+        let interruptible = {
+            let race = race.clone();
+            spawn(&shared, move |shared| {
+                race.publish_handle();
+                let entered = match shared.word.lock_interruptibly() {
+                    Ok(g) => {
+                        assert_eq!(g.depth(), 1);
+                        shared.bump(&g);
+                        1
+                    }
+                    Err(metalock::Interrupted) => 0,
+                };
+                (entered, race.pending_after_the_wait())
+            })
+        };
+        race.interrupt_then_notify(|| false);
+        shared.bump(&held);
+        drop(held);
+        let (entered, pending) = interruptible.join().unwrap();
+        assert_eq!(
+            pending,
+            entered == 1,
+            "entered {entered}, pending {pending}"
+        );
+        let others = blocking.map_or(0, |blocking| {
+            blocking.join().unwrap();
+            1
+        });
+        shared.check_final(1 + entered + others);
+    });
+    settled_in_every_way(name, &events(), &before, ways);
 }
 
 /// A timed interruptible wait races a notify, an interrupt and its own

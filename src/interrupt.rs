@@ -2,9 +2,10 @@
 //! way a wait ends, besides a notification and a timeout.
 //!
 //! Every thread has an interrupt flag. [`InterruptHandle::interrupt`] sets
-//! it; the `wait*_interruptibly` methods of the guards end with
-//! [`Interrupted`] when it is set (clearing it), and [`interrupted`] tests
-//! and clears it. Plain `wait` and `lock` ignore it, as in Java.
+//! it; the `wait*_interruptibly` methods of the guards, and the
+//! `lock_interruptibly` methods, end with [`Interrupted`] when it is set
+//! (clearing it), and [`interrupted`] tests and clears it. Plain `wait` and
+//! `lock` ignore it, as in Java.
 //!
 //! The flag is a thread-local. Once the thread's thread-locals are being
 //! destroyed, code in a later destructor no longer reaches it: its
@@ -59,9 +60,10 @@ pub struct InterruptHandle(Arc<Interrupt>);
 
 impl InterruptHandle {
     /// Sets the thread's interrupt flag, and wakes it if it is in an
-    /// interruptible wait, which then returns [`Interrupted`] (unless a
-    /// notify reached it first: then it returns as notified and the flag
-    /// stays set for its next interruptible wait). A thread that is not
+    /// interruptible wait or lock, which then returns [`Interrupted`]
+    /// (unless a notify reached it first, or the monitor was handed to it:
+    /// then it returns as notified, or entered, and the flag stays set for
+    /// its next interruptible call). A thread that is not
     /// waiting finds the flag at its next interruptible wait, which returns
     /// at once, or through [`interrupted`].
     ///
@@ -130,7 +132,7 @@ pub fn interrupt_handle() -> InterruptHandle {
 /// assert!(!metalock::interrupted());
 /// ```
 pub fn interrupted() -> bool {
-    Interrupt::current_if_alive().is_some_and(|interrupt| interrupt.take())
+    Interrupt::take_current()
 }
 
 /// The error of a wait that an interrupt ended: the monitor is held again,

@@ -84,7 +84,7 @@
 //! With `std`, `metalock::lock(&value)` gives any value a monitor, found by its
 //! address in a table of words (paper 002), and every guard that can wait
 //! has `wait_interruptibly` and friends, which an `InterruptHandle` ends
-//! (paper 000, section 2.1).
+//! (paper 000, section 2.1), as it ends a `lock_interruptibly`.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![cfg_attr(
     all(
@@ -200,8 +200,8 @@ pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
 pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted};
 #[cfg(feature = "std")]
 pub use keyed::{
-    KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, synchronized, try_lock,
-    try_lock_for, try_lock_until,
+    KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, lock_interruptibly,
+    synchronized, try_lock, try_lock_for, try_lock_until,
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};

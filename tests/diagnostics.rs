@@ -6,7 +6,9 @@
 //! with their depths and who blocks on what, never crediting a thread with
 //! the holds of one whose execution environment it took over; taking a
 //! dump binds nothing to the thread that takes it; and a panic hook sees a
-//! thread whose relock or wait is refused holding its monitors, not blocked.
+//! thread whose relock or wait is refused holding its monitors, not blocked;
+//! and a cycle through a `lock_interruptibly` is reported, then broken by
+//! an interrupt.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -248,10 +250,51 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
     }
     d.join().unwrap();
     e.join().unwrap();
+
+    // A deadlock that an interrupt breaks: F holds `r` and enters `s`
+    // interruptibly, G holds `s` and enters `r`. Reported as any other;
+    // interrupted, F gives up and lets `r` go, and both finish.
+    let (r, s) = (leak(MultiUseWord::new()), leak(MultiUseWord::new()));
+    let interruptible_both_hold = leak(Barrier::new(2));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = thread::Builder::new()
+        .name("interruptible-f".into())
+        .spawn(move || {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let _r = r.lock();
+            interruptible_both_hold.wait();
+            assert!(matches!(s.lock_interruptibly(), Err(metalock::Interrupted)));
+        })
+        .unwrap();
+    let g = thread::Builder::new()
+        .name("blocking-g".into())
+        .spawn(move || {
+            let _s = s.lock();
+            interruptible_both_hold.wait();
+            drop(r.lock());
+        })
+        .unwrap();
+    let handle = rx.recv().unwrap();
+    let with_f = loop {
+        let found = diagnostics::deadlocks().into_iter().find(|d| {
+            d.threads()
+                .iter()
+                .any(|t| t.name() == Some("interruptible-f"))
+        });
+        if let Some(deadlock) = found {
+            break deadlock;
+        }
+        assert!(started.elapsed() < PATIENCE, "F and G's cycle never found");
+        thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(with_f.threads().len(), 2, "{with_f}");
+    handle.interrupt();
+    f.join().unwrap();
+    g.join().unwrap();
     assert_eq!(
         diagnostics::deadlocks().len(),
         3,
-        "still only the three cycles"
+        "still only the three cycles (F and G's broken)"
     );
 }
 

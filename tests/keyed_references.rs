@@ -63,6 +63,44 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
 
     {
         let _home = metalock::lock(home);
+        let _entry = metalock::lock(other);
+        thread::scope(|s| {
+            s.spawn(|| {
+                metalock::interrupt_handle().interrupt();
+                assert!(matches!(
+                    metalock::lock_interruptibly(other),
+                    Err(Interrupted)
+                ));
+                // Interrupted while queued (most likely) on the entry, then
+                // on the home.
+                for value in [other, home] {
+                    let handle = metalock::interrupt_handle();
+                    thread::scope(|s| {
+                        s.spawn(move || {
+                            thread::sleep(5 * SHORT);
+                            handle.interrupt();
+                        });
+                        assert!(matches!(
+                            metalock::lock_interruptibly(value),
+                            Err(Interrupted)
+                        ));
+                    });
+                }
+            });
+        });
+        assert_eq!(metalock::keyed_monitors(), 2);
+    }
+    none_in_use("lock_interruptibly interrupted, on an overflow entry and on the home");
+
+    {
+        let _home = metalock::lock(home);
+        let entry = metalock::lock_interruptibly(other).expect("free");
+        assert_eq!(entry.depth(), 1);
+    }
+    none_in_use("lock_interruptibly that enters an overflow entry");
+
+    {
+        let _home = metalock::lock(home);
         let entry = metalock::try_lock(other).expect("free");
         let again = metalock::try_lock_for(other, SHORT).expect("ours");
         drop(again);

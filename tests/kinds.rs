@@ -176,6 +176,84 @@ fn interrupt_ends_a_wait<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// `lock_interruptibly`: an interrupt set before returns `Interrupted` at
+/// once, cleared, even with the monitor free; one that comes while the
+/// thread waits for the monitor wakes it with `Interrupted`, cleared, and
+/// leaves the queue whole; without one it enters (one level deeper for the
+/// holder of a reentrant kind).
+fn interrupt_ends_a_lock<K: Kind>() {
+    let monitor = K::make();
+    metalock::interrupt_handle().interrupt();
+    assert!(matches!(monitor.lock_interruptibly(), Err(Interrupted)));
+    assert!(!metalock::interrupted() && !monitor.is_locked());
+    let held = monitor.lock_interruptibly().expect("no interrupt");
+    assert_eq!(held.depth(), 1);
+    if K::REENTRANT {
+        let inner = monitor.lock_interruptibly().expect("the holder enters");
+        assert_eq!(inner.depth(), 2);
+    }
+    let (tx, rx) = mpsc::channel();
+    let started = AtomicUsize::new(0);
+    thread::scope(|s| {
+        let blocked = s.spawn(|| {
+            tx.send(metalock::interrupt_handle()).unwrap();
+            started.store(1, Relaxed);
+            let result = monitor.lock_interruptibly().map(drop);
+            (result, metalock::interrupted())
+        });
+        let handle = rx.recv().unwrap();
+        while started.load(Relaxed) == 0 {
+            thread::yield_now();
+        }
+        // Most likely asleep in the queue by then; an interrupt that comes
+        // earlier ends the lock the same way. One that never wakes it
+        // hangs the test until its watchdog.
+        thread::sleep(Duration::from_millis(20));
+        handle.interrupt();
+        assert_eq!(blocked.join().unwrap(), (Err(Interrupted), false));
+    });
+    assert!(monitor.is_held_by_current_thread());
+    drop(held);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let guard = monitor.lock_interruptibly().expect("no interrupt");
+            assert_eq!(guard.depth(), 1);
+        });
+    });
+    assert!(!monitor.is_locked());
+}
+
+/// An interrupt that races the holder's release: the contender either
+/// enters, and then its flag stays set (the interrupt came before the
+/// release it entered by), or reports the interrupt with the flag cleared;
+/// the monitor stays whole either way.
+fn an_interrupt_racing_a_release<K: Kind>() {
+    const ROUNDS: usize = 200;
+    let monitor = K::make();
+    for _ in 0..ROUNDS {
+        let held = monitor.lock();
+        let (tx, rx) = mpsc::channel();
+        thread::scope(|s| {
+            let contender = s.spawn(|| {
+                tx.send(metalock::interrupt_handle()).unwrap();
+                match monitor.lock_interruptibly() {
+                    Ok(guard) => {
+                        drop(guard);
+                        assert!(metalock::interrupted(), "entered: the flag stays set");
+                    }
+                    Err(Interrupted) => {
+                        assert!(!metalock::interrupted(), "reported: the flag is cleared");
+                    }
+                }
+            });
+            rx.recv().unwrap().interrupt();
+            drop(held);
+            contender.join().unwrap();
+        });
+        assert!(!monitor.is_locked());
+    }
+}
+
 /// `wait_while_interruptibly`: a condition already false returns `Ok` with
 /// an interrupt pending (which stays pending); notifies that leave the
 /// condition true keep it waiting, an interrupt ends it with the monitor
@@ -517,6 +595,18 @@ macro_rules! semantics {
             fn interrupt_ends_a_wait() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::interrupt_ends_a_wait::<$kind>();
+            }
+
+            #[test]
+            fn interrupt_ends_a_lock() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::interrupt_ends_a_lock::<$kind>();
+            }
+
+            #[test]
+            fn an_interrupt_racing_a_release() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::an_interrupt_racing_a_release::<$kind>();
             }
 
             #[test]

@@ -1195,6 +1195,15 @@ fn synchronized_relock_by_the_holder_panics() {
 
 #[test]
 #[should_panic(expected = "not reentrant")]
+fn synchronized_interruptible_relock_by_the_holder_panics() {
+    let _watchdog = Watchdog::arm(HANG);
+    let value = Synchronized::new(1);
+    let _g = value.lock();
+    let _again = value.lock_interruptibly();
+}
+
+#[test]
+#[should_panic(expected = "not reentrant")]
 fn synchronized_lock_after_a_forgotten_guard_panics() {
     let _watchdog = Watchdog::arm(HANG);
     let value = Synchronized::new(1);

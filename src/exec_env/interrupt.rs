@@ -62,6 +62,15 @@ impl Interrupt {
         CURRENT.try_with(Arc::clone).ok()
     }
 
+    /// Clears the calling thread's flag; whether it was set (`false` once
+    /// the thread's thread-locals are being destroyed). Takes no reference
+    /// to the flag, so a lock's fast path pays no reference count.
+    pub(crate) fn take_current() -> bool {
+        CURRENT
+            .try_with(|interrupt| interrupt.take())
+            .unwrap_or(false)
+    }
+
     /// Sets the flag and wakes the thread if it sleeps interruptibly.
     pub(crate) fn interrupt(&self) {
         self.state.with(|state| {

@@ -25,6 +25,10 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
+#[cfg(feature = "std")]
+use crate::exec_env::interrupt::Interrupt;
+#[cfg(feature = "std")]
+use crate::interrupt::Interrupted;
 use crate::lock_record::LockRecord;
 use crate::sys::{self, Instant};
 use crate::word::MultiUseWord;
@@ -268,6 +272,22 @@ pub(crate) fn try_entered(
         unsafe { ee.release_if_idle_and_detached() };
     }
     entered
+}
+
+/// Runs an interruptible `enter` (which gives up, with `None` and the
+/// flag still set, only if the thread's interrupt flag is set while it
+/// waits), unless the flag is set already, as Java's `lockInterruptibly`;
+/// clears the flag when it reports it.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn interruptibly<R>(enter: impl FnOnce() -> Option<R>) -> Result<R, Interrupted> {
+    if Interrupt::take_current() {
+        return Err(Interrupted);
+    }
+    enter().ok_or_else(|| {
+        Interrupt::take_current();
+        Interrupted
+    })
 }
 
 /// The deadline `timeout` from now; `None` (no deadline) if that is too far

@@ -3,6 +3,8 @@
 
 use core::time::Duration;
 
+#[cfg(feature = "std")]
+use super::interruptibly;
 use super::{MonitorGuard, deadline_after, try_entered};
 use crate::exec_env::ExecEnv;
 use crate::sys::Instant;
@@ -100,6 +102,41 @@ impl MultiUseWord {
     #[track_caller]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
         try_entered(|ee| self.try_enter_until::<true>(ee, deadline))
+            .map(|record| MonitorGuard::new(self, record))
+    }
+
+    /// Enters the monitor as [`lock`](Self::lock) does, unless the calling
+    /// thread is interrupted ([`InterruptHandle::interrupt`](crate::InterruptHandle::interrupt))
+    /// before it enters: an interrupt already set, or one that comes while
+    /// it waits for another thread to release the monitor, returns
+    /// [`Interrupted`](crate::Interrupted) with the flag cleared and the
+    /// monitor not entered (Java's `Lock.lockInterruptibly`). One that comes
+    /// as the monitor is handed to it may find it entered: then it returns
+    /// the guard, and the flag stays set. Reentrant, as `lock`. A thread
+    /// blocked in a deadlock that [`diagnostics`](crate#features) reports
+    /// can be freed this way.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    ///
+    /// let word = MultiUseWord::new();
+    /// let held = word.lock();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// std::thread::scope(|s| {
+    ///     let blocked = s.spawn(|| {
+    ///         tx.send(metalock::interrupt_handle()).unwrap();
+    ///         word.lock_interruptibly().map(drop)
+    ///     });
+    ///     rx.recv().unwrap().interrupt();
+    ///     assert_eq!(blocked.join().unwrap(), Err(Interrupted));
+    /// });
+    /// drop(held);
+    /// ```
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, crate::Interrupted> {
+        interruptibly(|| try_entered(|ee| self.enter_interruptibly::<true>(ee)))
             .map(|record| MonitorGuard::new(self, record))
     }
 
@@ -382,6 +419,23 @@ pub trait Monitor {
     #[track_caller]
     fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
         self.multi_use_word().try_lock_until(deadline)
+    }
+
+    /// Enters the object's monitor unless the thread is interrupted first;
+    /// see [`MultiUseWord::lock_interruptibly`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Monitor, MultiUseWord};
+    ///
+    /// metalock::interrupt_handle().interrupt();
+    /// let word = MultiUseWord::new();
+    /// assert!(matches!(word.lock_interruptibly(), Err(Interrupted))); // set before
+    /// assert!(Monitor::lock_interruptibly(&word).is_ok()); // and cleared
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, crate::Interrupted> {
+        self.multi_use_word().lock_interruptibly()
     }
 
     /// Whether some thread holds the object's monitor now; see

@@ -40,7 +40,7 @@ use core::time::Duration;
 
 use self::table::{NoRoom, Reserved, table};
 use crate::exec_env::ExecEnv;
-use crate::guard::{MonitorGuard, deadline_after, try_entered};
+use crate::guard::{MonitorGuard, deadline_after, interruptibly, try_entered};
 use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
 use crate::sys::Instant;
@@ -176,6 +176,7 @@ fn enter_overflow(
         Patience::Until(Some(deadline)) => {
             try_entered(|ee| word.try_enter_until::<true>(ee, deadline))
         }
+        Patience::Interruptibly => try_entered(|ee| word.enter_interruptibly::<true>(ee)),
         Patience::None => try_entered(|ee| word.try_enter::<true>(ee)),
     }?;
     core::mem::forget(overflow);
@@ -301,6 +302,31 @@ pub fn lock<T: ?Sized>(value: &T) -> KeyedGuard<'_> {
 #[track_caller]
 pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
     enter(key_of(value), Patience::None)
+}
+
+/// As [`lock`], unless the calling thread is interrupted before it
+/// enters: then [`Interrupted`](crate::Interrupted), the flag cleared (see
+/// [`MultiUseWord::lock_interruptibly`](crate::MultiUseWord::lock_interruptibly)).
+///
+/// ```
+/// use metalock::Interrupted;
+///
+/// let name = String::from("shared");
+/// let guard = metalock::lock(&name);
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// std::thread::scope(|s| {
+///     let blocked = s.spawn(|| {
+///         tx.send(metalock::interrupt_handle()).unwrap();
+///         metalock::lock_interruptibly(&name).map(drop)
+///     });
+///     rx.recv().unwrap().interrupt();
+///     assert_eq!(blocked.join().unwrap(), Err(Interrupted));
+/// });
+/// drop(guard);
+/// ```
+#[track_caller]
+pub fn lock_interruptibly<T: ?Sized>(value: &T) -> Result<KeyedGuard<'_>, crate::Interrupted> {
+    interruptibly(|| enter(key_of(value), Patience::Interruptibly))
 }
 
 /// As [`try_lock`], waiting at most `timeout` for another thread to

@@ -6,7 +6,9 @@ use core::ptr;
 #[cfg(not(metalock_swap_only))]
 use super::profile::Profile;
 use super::queue::{append_to_queue, requeue_first, requeue_invited};
+use super::try_enter::Until;
 use super::{EXTRA_FAST, REENTERED, enter_again, locked_bits, owner_is, signal_after_timed_park};
+use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{HAND_OVER_NEXT, LockRecord, PassedOver, record_of};
 use crate::meta_lock::{MetaLock, hooks};
@@ -245,19 +247,20 @@ impl MultiUseWord {
     #[cfg_attr(not(feature = "meta-lock-only"), cold, inline(never))]
     #[track_caller]
     fn enter_slow<const REENTRANT: bool>(&self, ee: &'static ExecEnv) -> &'static LockRecord {
-        match self.enter_slow_until::<REENTRANT>(ee, None) {
+        match self.enter_slow_until::<REENTRANT>(ee, Until::FOREVER) {
             Some(record) => record,
             None => unreachable!("an enter without a deadline gave up"),
         }
     }
 
-    /// The blocking part of `enter` and `try_enter_until` (in `try_enter`).
+    /// The blocking part of `enter`, and of the timed and interruptible
+    /// enters (in `try_enter`), which give up as `until` says.
     #[inline]
     #[track_caller]
     pub(super) fn enter_slow_until<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
-        deadline: Option<Instant>,
+        until: Until<'_>,
     ) -> Option<&'static LockRecord> {
         // Waiting runs the platform, whose allocations (outside a meta-lock)
         // may lock monitors.
@@ -278,14 +281,14 @@ impl MultiUseWord {
         let _blocked = ee.diag.block(
             self as *const MultiUseWord as usize,
             false,
-            deadline.is_some(),
+            until.deadline.is_some(),
             None,
         );
         let held = self.get_meta_lock(ee);
         let bits = held.bits;
         if owner_is(bits, ee) {
             held.release(bits);
-            if !REENTRANT && deadline.is_some() {
+            if !REENTRANT && until.deadline.is_some() {
                 // The time would run out waiting for ourselves: as try_lock.
                 return None;
             }
@@ -306,7 +309,7 @@ impl MultiUseWord {
         // `record` came from `peek_lock_record`, nothing taken since.
         unsafe {
             ee.take_lock_record(record);
-            self.acquire_held_until(ee, record, held, Entry::Fresh, deadline)
+            self.acquire_held_until(ee, record, held, Entry::Fresh, until)
         }
     }
 
@@ -366,15 +369,16 @@ impl MultiUseWord {
         entry: Entry,
     ) -> &'static LockRecord {
         // SAFETY: caller's contract.
-        match unsafe { self.acquire_held_until(ee, record, held, entry, None) } {
+        match unsafe { self.acquire_held_until(ee, record, held, entry, Until::FOREVER) } {
             Some(record) => record,
             None => unreachable!("an enter without a deadline gave up"),
         }
     }
 
-    /// `acquire_held` that gives up at `deadline`, if given: then it takes
-    /// the record out of the queue (or, invited after the deadline, does not
-    /// queue it again), returns it to the free list and returns `None`.
+    /// `acquire_held` that gives up as `until` says: then it takes the
+    /// record out of the queue (or, invited after the deadline or the
+    /// interrupt, does not queue it again), returns it to the free list and
+    /// returns `None`.
     ///
     /// # Safety
     /// As for `acquire_held`.
@@ -384,7 +388,7 @@ impl MultiUseWord {
         record: &'static LockRecord,
         mut held: MetaLock<'a>,
         mut entry: Entry,
-        deadline: Option<Instant>,
+        until: Until<'_>,
     ) -> Option<&'static LockRecord> {
         loop {
             let bits = held.bits;
@@ -436,16 +440,17 @@ impl MultiUseWord {
             // queue, under this meta-lock.
             ee.monitor_signal.store(SIGNAL_NONE, Ordering::Relaxed);
             held.release(bits | QUEUE_SUMMARY);
-            match self.await_invitation(ee, deadline) {
+            match self.await_invitation(ee, until) {
                 SIGNAL_HANDED_OVER => return Some(record),
                 // SAFETY: our record, queued by us above.
                 SIGNAL_NONE => return unsafe { self.give_up(ee, record) },
                 _ => {}
             }
-            // Invited after its time ran out (the park woke late, or the
-            // invitation beat the timeout): take the monitor if it is free,
-            // as the invitation asks, but neither spin nor queue again.
-            if deadline.is_some_and(|deadline| sys::get().now() >= deadline) {
+            // Invited after its time ran out or its interrupt came (the park
+            // woke late, or the invitation beat them): take the monitor if
+            // it is free, as the invitation asks, but neither spin nor queue
+            // again.
+            if until.is_over() {
                 // SAFETY: our record, taken out of the queue by the exit
                 // that invited us.
                 return unsafe { self.give_up(ee, record) };
@@ -466,20 +471,26 @@ impl MultiUseWord {
     }
 
     /// Sleeps until an exit invites this thread, having taken its record
-    /// out of the queue, or hands it the monitor, or until `deadline`;
-    /// returns the signal (`SIGNAL_NONE` if the time ran out first). No
-    /// spinning here: the thread spun before it queued
-    /// (`spin_then_fused_lock`), and more spinning only takes the processor
-    /// from the owner it waits for.
-    fn await_invitation(&self, ee: &ExecEnv, deadline: Option<Instant>) -> usize {
+    /// out of the queue, or hands it the monitor, or until `until` gives up;
+    /// returns the signal (`SIGNAL_NONE` if the time ran out or the
+    /// interrupt came first). No spinning here: the thread spun before it
+    /// queued (`spin_then_fused_lock`), and more spinning only takes the
+    /// processor from the owner it waits for.
+    fn await_invitation(&self, ee: &'static ExecEnv, until: Until<'_>) -> usize {
+        // Acquire (here and below) pairs with the Release store of the
+        // inviting exit: the queue change it made is visible.
+        let signal = || ee.monitor_signal.load(Ordering::Acquire);
+        // From here an interrupt unparks us; one already set ends the wait.
+        let _sleeping = match until.interrupt.map(|interrupt| interrupt.sleep_as(ee)) {
+            Some((_, true)) => return signal(),
+            sleeping => sleeping,
+        };
         loop {
-            // Acquire pairs with the Release store of the inviting exit: the
-            // queue change it made is visible.
-            let signal = ee.monitor_signal.load(Ordering::Acquire);
-            if signal != SIGNAL_NONE {
+            let signal = signal();
+            if signal != SIGNAL_NONE || until.interrupt.is_some_and(Interrupt::is_pending) {
                 return signal;
             }
-            if ee.parker.park(deadline) {
+            if ee.parker.park(until.deadline) {
                 return signal_after_timed_park(ee);
             }
         }

@@ -1,15 +1,51 @@
 //! Enters that do not wait indefinitely: `try_lock`, which never waits for
-//! another thread's monitor, and the timed enter, which waits in the queue
-//! like `lock` until its deadline and then takes its record out again.
+//! another thread's monitor, and the timed and interruptible enters, which
+//! wait in the queue like `lock` until their deadline or an interrupt and
+//! then take their record out again.
 
 use super::queue::unlink;
 use super::{enter_again, owner_is};
+use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, PassedOver, record_of};
 use crate::meta_lock::hooks::{self, GiveUp, HandoffEvent};
 use crate::primitive::Ordering;
-use crate::sys::Instant;
+use crate::sys::{self, Instant};
 use crate::word::{LOCKED, MultiUseWord, state};
+
+/// How long a blocking enter waits for another thread's monitor: until
+/// `deadline`, if any, and until `interrupt` is set, if given; with
+/// neither, until it enters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Until<'i> {
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) interrupt: Option<&'i Interrupt>,
+}
+
+impl<'i> Until<'i> {
+    /// `lock`'s: never gives up.
+    pub(crate) const FOREVER: Until<'static> = Until {
+        deadline: None,
+        interrupt: None,
+    };
+
+    /// Gives up at `deadline`, if any.
+    pub(crate) fn deadline(deadline: Option<Instant>) -> Self {
+        Self {
+            deadline,
+            interrupt: None,
+        }
+    }
+
+    /// Whether the enter must give up now: the interrupt came, or the time
+    /// ran out.
+    pub(super) fn is_over(&self) -> bool {
+        self.interrupt.is_some_and(Interrupt::is_pending)
+            || self
+                .deadline
+                .is_some_and(|deadline| sys::get().now() >= deadline)
+    }
+}
 
 impl MultiUseWord {
     /// Enters the monitor if it is free, or ours and `REENTRANT`.
@@ -33,11 +69,44 @@ impl MultiUseWord {
         deadline: Instant,
     ) -> Option<&'static LockRecord> {
         self.try_enter_fast::<REENTRANT>(ee)
-            .or_else(|| self.enter_slow_until::<REENTRANT>(ee, Some(deadline)))
+            .or_else(|| self.enter_slow_until::<REENTRANT>(ee, Until::deadline(Some(deadline))))
     }
 
-    /// A timed enter whose time ran out while `record` was queued, or that
-    /// an invitation reached after its deadline: takes the record out of the
+    /// Enters the monitor, giving up if the calling thread's interrupt flag
+    /// is set while another thread owns it (the flag stays set for the
+    /// caller to clear); `REENTRANT` as for `enter`. A thread whose flag is
+    /// gone (in a late thread-local destructor) waits as `enter`.
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub(crate) fn enter_interruptibly<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        self.try_enter_fast::<REENTRANT>(ee)
+            .or_else(|| self.enter_interruptibly_slow::<REENTRANT>(ee))
+    }
+
+    /// The blocking part of `enter_interruptibly`.
+    #[cfg(feature = "std")]
+    #[cold]
+    #[track_caller]
+    fn enter_interruptibly_slow<const REENTRANT: bool>(
+        &self,
+        ee: &'static ExecEnv,
+    ) -> Option<&'static LockRecord> {
+        // Taken before any meta-lock: the thread's first use allocates it.
+        let interrupt = Interrupt::current_if_alive();
+        let until = Until {
+            deadline: None,
+            interrupt: interrupt.as_deref(),
+        };
+        self.enter_slow_until::<REENTRANT>(ee, until)
+    }
+
+    /// A timed or interruptible enter whose time ran out (or interrupt came)
+    /// while `record` was queued, or that an invitation reached after that:
+    /// takes the record out of the
     /// queue, unless an exit reached it first. Owns the monitor if an exit
     /// handed it over or if nobody owns it now (an invitation may have
     /// passed over the queue to this thread, which must not be dropped);

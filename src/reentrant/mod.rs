@@ -153,6 +153,30 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
         }
     }
 
+    /// As [`lock`](Self::lock), unless the calling thread is interrupted
+    /// before it enters (see [`MultiUseWord::lock_interruptibly`]): then
+    /// [`Interrupted`](crate::Interrupted), the flag cleared.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, ReentrantSynchronized};
+    ///
+    /// let value = ReentrantSynchronized::new(0);
+    /// let outer = value.lock_interruptibly().unwrap();
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(value.lock_interruptibly(), Err(Interrupted))); // set before
+    /// assert_eq!(value.lock_interruptibly().unwrap().depth(), 2);
+    /// ```
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub fn lock_interruptibly(
+        &self,
+    ) -> Result<ReentrantSynchronizedGuard<'_, T>, crate::Interrupted> {
+        self.word
+            .lock_interruptibly()
+            .map(|monitor| self.guard(monitor))
+    }
+
     /// Enters the monitor if it is free or the calling thread holds it;
     /// `None` if another thread holds it.
     ///

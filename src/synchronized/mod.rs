@@ -226,6 +226,27 @@ impl<T: ?Sized> Synchronized<T> {
         }
     }
 
+    /// As [`lock`](Self::lock), unless the calling thread is interrupted
+    /// before it enters (see [`MultiUseWord::lock_interruptibly`]): then
+    /// [`Interrupted`](crate::Interrupted), the flag cleared. Locking again
+    /// on the thread that holds it panics, as `lock`.
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    ///
+    /// let jobs = Synchronized::new(0);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(jobs.lock_interruptibly(), Err(Interrupted)));
+    /// *jobs.lock_interruptibly().unwrap() += 1;
+    /// ```
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, T>, crate::Interrupted> {
+        guard::interruptibly(|| guard::try_entered(|ee| self.word.enter_interruptibly::<false>(ee)))
+            .map(|record| self.guard(record))
+    }
+
     /// Enters the monitor if it is free; `None` if another thread holds it or
     /// the calling thread does.
     ///

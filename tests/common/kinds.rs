@@ -22,6 +22,7 @@ pub trait Kind: Sync + Sized {
     const DEEP_WAITS: bool;
     fn make() -> Self;
     fn lock(&self) -> Self::Guard<'_>;
+    fn lock_interruptibly(&self) -> Result<Self::Guard<'_>, Interrupted>;
     fn try_lock(&self) -> Option<Self::Guard<'_>>;
     fn is_locked(&self) -> bool;
     fn is_held_by_current_thread(&self) -> bool;
@@ -145,6 +146,9 @@ impl Kind for MultiUseWord {
     fn lock(&self) -> MonitorGuard<'_> {
         MultiUseWord::lock(self)
     }
+    fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, Interrupted> {
+        MultiUseWord::lock_interruptibly(self)
+    }
     fn try_lock(&self) -> Option<MonitorGuard<'_>> {
         MultiUseWord::try_lock(self)
     }
@@ -166,6 +170,9 @@ impl Kind for Synchronized<()> {
     fn lock(&self) -> SynchronizedGuard<'_, ()> {
         Synchronized::lock(self)
     }
+    fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, ()>, Interrupted> {
+        Synchronized::lock_interruptibly(self)
+    }
     fn try_lock(&self) -> Option<SynchronizedGuard<'_, ()>> {
         Synchronized::try_lock(self)
     }
@@ -186,6 +193,9 @@ impl Kind for ReentrantSynchronized<()> {
     }
     fn lock(&self) -> ReentrantSynchronizedGuard<'_, ()> {
         ReentrantSynchronized::lock(self)
+    }
+    fn lock_interruptibly(&self) -> Result<ReentrantSynchronizedGuard<'_, ()>, Interrupted> {
+        ReentrantSynchronized::lock_interruptibly(self)
     }
     fn try_lock(&self) -> Option<ReentrantSynchronizedGuard<'_, ()>> {
         ReentrantSynchronized::try_lock(self)
@@ -224,6 +234,9 @@ impl Kind for Keyed {
     }
     fn lock(&self) -> KeyedGuard<'_> {
         metalock::lock(self.0)
+    }
+    fn lock_interruptibly(&self) -> Result<KeyedGuard<'_>, Interrupted> {
+        metalock::lock_interruptibly(self.0)
     }
     fn try_lock(&self) -> Option<KeyedGuard<'_>> {
         metalock::try_lock(self.0)

@@ -4,6 +4,7 @@
 //! table.
 
 use crate::exec_env::ExecEnv;
+use crate::exec_env::interrupt::Interrupt;
 use crate::lock_record::{LockRecord, record_of};
 use crate::primitive::Ordering;
 #[cfg(not(metalock_swap_only))]
@@ -200,20 +201,25 @@ impl Home {
         let _kept = unsafe { ee.keep_bound_if_detached() };
         #[cfg(not(metalock_swap_only))]
         if EXTRA_FAST
-            && matches!(patience, Patience::Until(_))
+            && !matches!(patience, Patience::None)
             && let Some(record) = self.spin_then_enter(ee, key)
         {
             return Keyed::Entered(record);
         }
-        // Allocates, if the free list is empty, before the meta-lock.
+        // Allocates, if the free list is empty, before the meta-lock; so
+        // may the thread's first use of its interrupt flag.
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
+        let interrupt = match patience {
+            Patience::Interruptibly => Interrupt::current_if_alive(),
+            _ => None,
+        };
         // Blocked from here, as in `enter_slow_until`.
         #[cfg(all(feature = "diagnostics", not(metalock_model)))]
         let _blocked = ee.diag.block(
             core::ptr::from_ref(&self.word) as usize,
             false,
-            !matches!(patience, Patience::Until(None)),
+            matches!(patience, Patience::None | Patience::Until(Some(_))),
             Some(self.address_of(key)),
         );
         let mut held = self.word.get_meta_lock(ee);
@@ -250,34 +256,30 @@ impl Home {
                 return Keyed::Entered(owner);
             }
         }
-        let mut pinned = false;
-        let deadline = match patience {
-            Patience::None if state(held.bits) == LOCKED => {
+        // Nobody owns it: the install below takes it at once, whatever the
+        // patience.
+        let pinned = state(held.bits) == LOCKED;
+        if pinned {
+            if matches!(patience, Patience::None) {
                 let bits = held.bits;
                 held.release(bits);
                 return Keyed::GaveUp;
             }
-            Patience::None => None,
-            Patience::Until(deadline) if state(held.bits) == LOCKED => {
-                // We queue, and may be invited out of the queue: pin.
-                // Relaxed: under the meta-lock, which orders it for
-                // `enter_slow`'s check.
-                self.pins.fetch_add(1, Ordering::Relaxed);
-                let neutral = neutral_form(&held);
-                set_neutral_form(&mut held, neutral | PINNED);
-                pinned = true;
-                deadline
-            }
-            // Nobody owns it: the install below takes it at once.
-            Patience::Until(deadline) => deadline,
-        };
+            // We queue, and may be invited out of the queue: pin.
+            // Relaxed: under the meta-lock, which orders it for
+            // `enter_slow`'s check.
+            self.pins.fetch_add(1, Ordering::Relaxed);
+            let neutral = neutral_form(&held);
+            set_neutral_form(&mut held, neutral | PINNED);
+        }
+        let until = patience.until(interrupt.as_deref());
         // SAFETY: we hold the meta-lock, not owned by us (checked above),
         // at the key we came for; `record` came from `peek_lock_record`,
         // nothing taken since.
         let entered = unsafe {
             ee.take_lock_record(record);
             self.word
-                .acquire_held_until(ee, record, held, Entry::Fresh, deadline)
+                .acquire_held_until(ee, record, held, Entry::Fresh, until)
         };
         if pinned {
             self.unpin();

@@ -47,6 +47,7 @@
 mod enter;
 
 use crate::exec_env::ExecEnv;
+use crate::exec_env::interrupt::Interrupt;
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::{MetaLock, hooks};
 use crate::primitive::{AtomicU32, Ordering};
@@ -54,6 +55,7 @@ use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
 
 use super::owner_is;
+use super::try_enter::Until;
 
 /// In a home's NEUTRAL form: some address of this home has its monitor in
 /// the overflow table.
@@ -288,6 +290,24 @@ pub(crate) enum Patience {
     None,
     /// Until the deadline, if any.
     Until(Option<Instant>),
+    /// Until the calling thread's interrupt flag is set.
+    Interruptibly,
+}
+
+impl Patience {
+    /// How long a queued enter waits, `interrupt` being the calling
+    /// thread's flag for `Interruptibly`. `None` never queues: it waits
+    /// for nobody.
+    pub(crate) fn until(self, interrupt: Option<&Interrupt>) -> Until<'_> {
+        match self {
+            Patience::None => Until::FOREVER,
+            Patience::Until(deadline) => Until::deadline(deadline),
+            Patience::Interruptibly => Until {
+                deadline: None,
+                interrupt,
+            },
+        }
+    }
 }
 
 /// The NEUTRAL form of the word held at `held.bits`: the word itself, or the
