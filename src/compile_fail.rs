@@ -191,3 +191,18 @@
 //! let guard = s.lock_arc();
 //! std::thread::spawn(move || drop(guard));
 //! ```
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = std::sync::Arc::new(metalock::ReentrantSynchronized::new(0));
+//! shared(&s.lock_arc());
+//! ```
+//!
+//! A mapped guard is `Sync` only when its part is:
+//!
+//! ```compile_fail,E0277
+//! use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
+//! fn shared<T: Sync>(_: &T) {}
+//! let s = ReentrantSynchronized::new((std::cell::Cell::new(0), 0));
+//! shared(&ReentrantSynchronizedGuard::map(s.lock(), |pair| &pair.0));
+//! ```

@@ -91,14 +91,14 @@ macro_rules! every_wait_is_refused_at_depth_two {
         let lock = $lock;
         let condition = Condition::new();
         let outer = lock(&value);
-        type Wait<'a, 'v> = &'a dyn Fn(&mut $guard);
+        type Wait<'a> = &'a dyn Fn(&mut $guard);
         // Each would return at once if it waited (a deadline passed, an
         // interrupt pending), or, for the four untimed plain waits, hang
         // until the watchdog: a wait that skipped the check fails either way.
         let past = Instant::now();
         let zero = Duration::ZERO;
         let interrupt = || metalock::interrupt_handle().interrupt();
-        let waits: [(&str, Wait<'_, '_>); 24] = [
+        let waits: [(&str, Wait<'_>); 24] = [
             ("wait", &|g| g.wait()),
             ("wait_for", &|g| ignore(g.wait_for(zero))),
             ("wait_until", &|g| ignore(g.wait_until(past))),
@@ -241,6 +241,18 @@ fn a_mapped_guard_holds_its_level() {
     drop(count);
     assert!(!held_elsewhere(&record));
     assert_eq!(record.lock().0.get(), 3);
+    // A panic in `map`'s closure releases the level.
+    let outer = record.lock();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ReentrantSynchronizedGuard::map(record.lock(), |_| -> &u8 { panic!("in map") })
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(outer.depth(), 1);
+    drop(outer);
+    assert!(!record.is_locked());
+    // A mapped guard of a `Sync` part is `Sync`, whatever the rest.
+    fn shared<T: Sync>(_: &T) {}
+    shared(&ReentrantSynchronizedGuard::map(record.lock(), |r| &r.1));
 }
 
 /// `lock_arc` guards of one value, at two levels and mixed with borrowed
@@ -311,7 +323,35 @@ fn an_arc_guard_waits_and_unlocks() {
         thread::scope(|s| s.spawn(|| flag.try_lock().is_some()).join().unwrap())
     });
     assert!(entered && flag.is_held_by_current_thread());
-    ArcReentrantSynchronizedGuard::bump(&mut guard);
+    // `bump` lets a queued thread in: it sets the flag back under the
+    // monitor, which this thread sees once it has the monitor again.
+    thread::scope(|s| {
+        s.spawn(|| flag.lock().set(false));
+        while guard.get() {
+            ArcReentrantSynchronizedGuard::bump(&mut guard);
+            thread::yield_now();
+        }
+    });
+    let deadline = Instant::now() + Duration::from_millis(1);
+    assert!(
+        guard
+            .wait_while_until(|flag| !flag.get(), deadline)
+            .timed_out()
+    );
+    {
+        let _inner = flag.lock_arc();
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ArcReentrantSynchronizedGuard::unlocked(&mut guard, || ());
+        }));
+        assert!(refused.is_err(), "unlocked two levels deep panics");
+    }
+    thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = Instant::now() + Duration::from_millis(1);
+            assert!(flag.try_lock_arc_until(deadline).is_none());
+            assert!(flag.try_lock_arc_for(Duration::from_millis(1)).is_none());
+        });
+    });
     guard.unlock_fair();
     assert!(!flag.is_locked());
 }

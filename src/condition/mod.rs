@@ -122,8 +122,8 @@ impl Condition {
     /// # Panics
     ///
     /// If other threads wait on this condition with another monitor, or if
-    /// `guard` is a `ReentrantSynchronizedGuard` below the thread's
-    /// outermost level of its monitor (the other waits panic in both cases
+    /// `guard` is a `ReentrantSynchronizedGuard` (or its `Arc` form) below
+    /// the thread's outermost level of its monitor (the other waits panic in both cases
     /// too, before anything is released).
     ///
     /// ```

@@ -418,8 +418,9 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
 }
 
 /// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`],
-/// [`ReentrantSynchronizedGuard`] (one level deep only), and where they
-/// exist `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
+/// [`ReentrantSynchronizedGuard`] (one level deep only, as
+/// `ArcReentrantSynchronizedGuard`), and where they exist
+/// `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
 /// of a `RawMonitor` (feature `lock_api`); what [`Condition`]'s methods
 /// take. Sealed: only those implement it.
 ///

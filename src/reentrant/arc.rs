@@ -10,7 +10,6 @@ use core::time::Duration;
 
 use crate::guard::{self, AsMonitorGuard, MonitorGuard};
 use crate::sys::Instant;
-use crate::word::MultiUseWord;
 
 use super::ReentrantSynchronized;
 use super::waits::{self, OneLevelDeep, reentrant_guard_methods};
@@ -33,9 +32,10 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// session.hits.set(1);
     /// assert_eq!(shared.lock().get(), 1); // the same thread, one level deeper
     /// ```
+    #[track_caller]
     pub fn lock_arc(self: &Arc<Self>) -> ArcReentrantSynchronizedGuard<T> {
-        self.arc_guard(|word| Some(word.lock()))
-            .expect("an untimed lock always enters")
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        unsafe { self.arc_guard(self.word.lock()) }
     }
 
     /// As [`try_lock`](Self::try_lock), returning an
@@ -54,8 +54,11 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     ///     .unwrap();
     /// drop(held);
     /// ```
+    #[track_caller]
     pub fn try_lock_arc(self: &Arc<Self>) -> Option<ArcReentrantSynchronizedGuard<T>> {
-        self.arc_guard(MultiUseWord::try_lock)
+        let monitor = self.word.try_lock()?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Some(unsafe { self.arc_guard(monitor) })
     }
 
     /// As [`try_lock_for`](Self::try_lock_for), returning an
@@ -76,11 +79,14 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// .unwrap();
     /// drop(held);
     /// ```
+    #[track_caller]
     pub fn try_lock_arc_for(
         self: &Arc<Self>,
         timeout: Duration,
     ) -> Option<ArcReentrantSynchronizedGuard<T>> {
-        self.arc_guard(|word| word.try_lock_for(timeout))
+        let monitor = self.word.try_lock_for(timeout)?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Some(unsafe { self.arc_guard(monitor) })
     }
 
     /// As [`try_lock_until`](Self::try_lock_until), returning an
@@ -93,28 +99,34 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// let shared = Arc::new(ReentrantSynchronized::new(0));
     /// assert!(shared.try_lock_arc_until(Instant::now()).is_some()); // free
     /// ```
+    #[track_caller]
     pub fn try_lock_arc_until(
         self: &Arc<Self>,
         deadline: Instant,
     ) -> Option<ArcReentrantSynchronizedGuard<T>> {
-        self.arc_guard(|word| word.try_lock_until(deadline))
+        let monitor = self.word.try_lock_until(deadline)?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Some(unsafe { self.arc_guard(monitor) })
     }
 
-    fn arc_guard(
+    /// The `Arc` guard of `monitor`.
+    ///
+    /// # Safety
+    /// `monitor` is a guard of `self.word`.
+    unsafe fn arc_guard(
         self: &Arc<Self>,
-        enter: impl FnOnce(&'static MultiUseWord) -> Option<MonitorGuard<'static>>,
-    ) -> Option<ArcReentrantSynchronizedGuard<T>> {
-        let sync = Arc::clone(self);
-        // SAFETY: the `Arc` clone is stored beside the guard, which is
-        // dropped first (see Drop), so the word stays alive and in place
-        // while the guard borrows it; if `enter` fails or panics, no guard
-        // outlives the clone.
-        let word: &'static MultiUseWord = unsafe { &*core::ptr::from_ref(&sync.word) };
-        let monitor = enter(word)?;
-        Some(ArcReentrantSynchronizedGuard {
+        monitor: MonitorGuard<'_>,
+    ) -> ArcReentrantSynchronizedGuard<T> {
+        // SAFETY: `monitor` borrows the word of the `ReentrantSynchronized`
+        // that the `Arc` clone stored beside it keeps alive and in place;
+        // the guard drops it first and never lends it out (the type's
+        // invariant), so no use of the `'static` outlives the word.
+        let monitor =
+            unsafe { core::mem::transmute::<MonitorGuard<'_>, MonitorGuard<'static>>(monitor) };
+        ArcReentrantSynchronizedGuard {
             monitor: ManuallyDrop::new(monitor),
-            sync,
-        })
+            sync: Arc::clone(self),
+        }
     }
 }
 
@@ -144,8 +156,10 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
 /// ```
 ///
 /// Invariant: `monitor` owns a level of the monitor of the
-/// `ReentrantSynchronized` that `sync` points to, whose word it borrows;
-/// it is dropped before `sync`.
+/// `ReentrantSynchronized` that `sync` points to, whose word it borrows
+/// (its `'static` is a lie that holds only while `sync` lives); it is
+/// dropped before `sync`, and never lent out of the guard, whose methods
+/// use it only while `self` is borrowed.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct ArcReentrantSynchronizedGuard<T: ?Sized> {
     monitor: ManuallyDrop<MonitorGuard<'static>>,
@@ -156,10 +170,21 @@ impl<T: ?Sized> ArcReentrantSynchronizedGuard<T> {
     /// The monitor, lent to a wait that checks the depth rule, and the
     /// value its condition sees.
     fn parts(&mut self) -> (OneLevelDeep<'_, 'static>, &T) {
-        (OneLevelDeep(&mut self.monitor), &self.sync.value)
+        (
+            OneLevelDeep {
+                monitor: &mut self.monitor,
+                guard: Self::GUARD,
+            },
+            &self.sync.value,
+        )
     }
 
-    reentrant_guard_methods!("ArcReentrantSynchronizedGuard");
+    reentrant_guard_methods!(
+        "ArcReentrantSynchronizedGuard",
+        "lock_arc",
+        "std::sync::Arc::new(",
+        ")"
+    );
 
     /// The `ReentrantSynchronized` this guard holds. An associated
     /// function, so that it cannot clash with a method of `T`.
@@ -188,7 +213,7 @@ impl<T: ?Sized> ArcReentrantSynchronizedGuard<T> {
     /// assert!(!shared.is_locked());
     /// ```
     pub fn unlock_fair(self) {
-        drop(Self::into_arc_fair(self));
+        drop(self.release(true));
     }
 
     /// Releases this level and returns the guard's `Arc` (lock_api's
@@ -204,37 +229,39 @@ impl<T: ?Sized> ArcReentrantSynchronizedGuard<T> {
     /// assert!(Arc::ptr_eq(&sync, &shared) && !sync.is_locked());
     /// ```
     pub fn into_arc(guard: Self) -> Arc<ReentrantSynchronized<T>> {
-        let (monitor, sync) = guard.into_parts();
-        drop(monitor);
-        sync
+        guard.release(false)
     }
 
     /// As [`into_arc`](Self::into_arc), releasing the level as
     /// [`unlock_fair`](Self::unlock_fair) does.
     pub fn into_arc_fair(guard: Self) -> Arc<ReentrantSynchronized<T>> {
-        let (monitor, sync) = guard.into_parts();
-        monitor.unlock_fair();
-        sync
+        guard.release(true)
     }
 
-    /// The guard's parts, for its owner to release the monitor before the
-    /// `Arc` goes (the invariant).
-    fn into_parts(self) -> (MonitorGuard<'static>, Arc<ReentrantSynchronized<T>>) {
+    /// Releases this level (handing the monitor over if `fair`), then gives
+    /// the `Arc` back.
+    fn release(self, fair: bool) -> Arc<ReentrantSynchronized<T>> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped, so the monitor guard and the Arc
-        // are each taken out once; the caller drops the monitor guard first.
-        unsafe {
+        // are each taken out once; the monitor guard goes below, while the
+        // Arc, returned, still keeps its word (the type's invariant).
+        let (monitor, sync) = unsafe {
             (
                 ManuallyDrop::take(&mut this.monitor),
                 core::ptr::read(&this.sync),
             )
+        };
+        match fair {
+            true => monitor.unlock_fair(),
+            false => drop(monitor),
         }
+        sync
     }
 }
 
 impl<T: ?Sized> Drop for ArcReentrantSynchronizedGuard<T> {
     fn drop(&mut self) {
-        // SAFETY: dropped once, here, before `sync` (the invariant).
+        // SAFETY: dropped once, here, before `sync` (the type's invariant).
         unsafe { ManuallyDrop::drop(&mut self.monitor) };
     }
 }
@@ -253,7 +280,7 @@ impl<T: ?Sized> guard::sealed::Sealed for ArcReentrantSynchronizedGuard<T> {
     /// own.
     #[track_caller]
     fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
-        waits::check_wait_depth(self.monitor.depth());
+        waits::check_wait_depth(self.monitor.depth(), Self::GUARD);
         self.monitor.monitor_ref()
     }
 }

@@ -58,10 +58,16 @@ impl<'a, T: ?Sized> ReentrantSynchronizedGuard<'a, T> {
     /// The monitor, lent to a wait that checks the depth rule, and the
     /// value its condition sees.
     fn parts(&mut self) -> (OneLevelDeep<'_, 'a>, &'a T) {
-        (OneLevelDeep(&mut self.monitor), &self.sync.value)
+        (
+            OneLevelDeep {
+                monitor: &mut self.monitor,
+                guard: Self::GUARD,
+            },
+            &self.sync.value,
+        )
     }
 
-    reentrant_guard_methods!("ReentrantSynchronizedGuard");
+    reentrant_guard_methods!("ReentrantSynchronizedGuard", "lock", "", "");
 
     /// The `ReentrantSynchronized` this guard holds (lock_api's
     /// `ReentrantMutexGuard::remutex`). An associated function, so that it
@@ -99,7 +105,7 @@ impl<T: ?Sized> guard::sealed::Sealed for ReentrantSynchronizedGuard<'_, T> {
     /// own.
     #[track_caller]
     fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
-        waits::check_wait_depth(self.monitor.depth());
+        waits::check_wait_depth(self.monitor.depth(), Self::GUARD);
         self.monitor.monitor_ref()
     }
 }

@@ -85,9 +85,9 @@ impl<'a, T: ?Sized> ReentrantSynchronizedGuard<'a, T> {
 
 /// A [`ReentrantSynchronizedGuard`] narrowed to a part of the value by
 /// [`ReentrantSynchronizedGuard::map`]: it holds the same level of the
-/// monitor and releases it when dropped, but has no `wait`, as lock_api's
-/// `MappedReentrantMutexGuard` (a wait lets other threads change the
-/// value, and the part could move or be freed meanwhile).
+/// monitor and releases it when dropped, but has no `wait` nor `unlocked`,
+/// as lock_api's `MappedReentrantMutexGuard`: wait through the guard it
+/// came from, before mapping.
 ///
 /// ```
 /// use metalock::{MappedReentrantSynchronizedGuard, ReentrantSynchronized, ReentrantSynchronizedGuard};

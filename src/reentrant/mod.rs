@@ -61,9 +61,10 @@ use crate::word::MultiUseWord;
 /// [`ReentrantSynchronizedGuard`]).
 ///
 /// Invariant: `value` is reached only through a guard, by the thread that
-/// holds `word`'s monitor, or through `&mut self`; a guard releases the
-/// monitor to another thread only when it is the holder's only guard, and
-/// mutably borrowed (a wait), or consumed.
+/// holds `word`'s monitor (or, through a shared mapped guard, by another
+/// thread, and then only a part that is `Sync`), or through `&mut self`; a
+/// guard releases the monitor to another thread only when it is the
+/// holder's only guard, and mutably borrowed (a wait), or consumed.
 pub struct ReentrantSynchronized<T: ?Sized> {
     word: MultiUseWord,
     value: T,
@@ -73,11 +74,12 @@ pub struct ReentrantSynchronized<T: ?Sized> {
 // reach `&T`, the holder of the monitor; a `T` that is not `Sync` (a `Cell`)
 // is then used by one thread at a time, as `parking_lot::ReentrantMutex`
 // allows.
-// SAFETY: `&T` is reached only under the monitor (the invariant), and every
-// `&T` of one holder ends before the next holder's first: a wait releases
-// the monitor only through the holder's only guard, borrowed mutably, so
-// no `&T` (nor a method of `T` running on `&T`) lives across it. T: Send
-// lets the value pass from one thread to the next.
+// SAFETY: `&T` is reached only under the monitor (the invariant; the one
+// exception, a mapped guard shared with another thread, shares a part that
+// is `Sync`), and every `&T` of one holder ends before the next holder's
+// first: a wait releases the monitor only through the holder's only guard,
+// borrowed mutably, so no `&T` (nor a method of `T` running on `&T`) lives
+// across it. T: Send lets the value pass from one thread to the next.
 unsafe impl<T: ?Sized + Send> Sync for ReentrantSynchronized<T> {}
 
 impl<T> ReentrantSynchronized<T> {

@@ -16,36 +16,39 @@ use crate::sys::Instant;
 /// of its monitor: below an outer guard, a method of the value may be
 /// running, which another thread would reach during the wait.
 #[track_caller]
-pub(super) fn check_wait_depth(depth: usize) {
+pub(super) fn check_wait_depth(depth: usize, guard: &str) {
     if depth != 1 {
         panic!(
-            "metalock: a ReentrantSynchronizedGuard waits only one level deep, and this thread \
-             holds the monitor {depth} levels deep: an outer level may be inside a method of the \
-             value, which another thread would reach during the wait; wait through the \
-             outermost guard"
+            "metalock: a {guard} waits only one level deep, and this thread holds the monitor \
+             {depth} levels deep: an outer level may be inside a method of the value, which \
+             another thread would reach during the wait; wait through the outermost guard"
         );
     }
 }
 
 /// A reentrant guard's monitor lent to one wait, which checks the depth
 /// rule only when it is about to release the monitor (a `wait_while`
-/// whose condition is already false returns at any depth).
-pub(super) struct OneLevelDeep<'g, 'a>(pub(super) &'g mut MonitorGuard<'a>);
+/// whose condition is already false returns at any depth); with the
+/// guard's type name, for the panic.
+pub(super) struct OneLevelDeep<'g, 'a> {
+    pub(super) monitor: &'g mut MonitorGuard<'a>,
+    pub(super) guard: &'static str,
+}
 
 impl<'g, 'a> OneLevelDeep<'g, 'a> {
     /// The monitor guard, for a wait that releases it whatever happens.
     #[track_caller]
     pub(super) fn checked(self) -> &'g mut MonitorGuard<'a> {
-        check_wait_depth(self.0.depth());
-        self.0
+        check_wait_depth(self.monitor.depth(), self.guard);
+        self.monitor
     }
 }
 
 impl sealed::Sealed for OneLevelDeep<'_, '_> {
     #[track_caller]
     fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
-        check_wait_depth(self.0.depth());
-        self.0.monitor_ref()
+        check_wait_depth(self.monitor.depth(), self.guard);
+        self.monitor.monitor_ref()
     }
 }
 
@@ -53,7 +56,7 @@ impl AsMonitorGuard for OneLevelDeep<'_, '_> {
     type Target = ();
 
     fn __target(&mut self) -> &mut () {
-        self.0.__target()
+        self.monitor.__target()
     }
 }
 
@@ -87,14 +90,26 @@ pub(super) fn wait_while_interruptibly_by<T: ?Sized>(
 
 /// `depth`, the twelve waits, the two notifies, `unlocked`,
 /// `unlocked_fair` and `bump` of a reentrant guard of a
-/// `ReentrantSynchronized<T>` (named `$guard` in panic messages), expanded
-/// in its `impl` block. The guard provides
+/// `ReentrantSynchronized<T>`, expanded in its `impl` block: `$guard` is
+/// its name (in panic messages and examples), `$lock` the method that
+/// makes it, and `$open` / `$close` what wraps a `ReentrantSynchronized`
+/// for that method (an `Arc::new(`, `)`), in the examples. The guard provides
 /// `fn parts(&mut self) -> (OneLevelDeep<'_, '_>, &T)` and a `monitor`
 /// field that derefs to its `MonitorGuard`.
 macro_rules! reentrant_guard_methods {
-    ($guard:literal) => {
+    ($guard:literal, $lock:literal, $open:literal, $close:literal) => {
+        /// The guard's name, in panic messages.
+        const GUARD: &'static str = $guard;
+
         /// How many levels the calling thread holds (see
         /// [`MonitorGuard::depth`](crate::MonitorGuard::depth)).
+        ///
+        /// ```
+        #[doc = concat!("let value = ", $open, "metalock::ReentrantSynchronized::new(())", $close, ";")]
+        #[doc = concat!("let outer = value.", $lock, "();")]
+        #[doc = concat!("assert_eq!(value.", $lock, "().depth(), 2);")]
+        /// assert_eq!(outer.depth(), 1);
+        /// ```
         pub fn depth(&self) -> usize {
             self.monitor.depth()
         }
@@ -114,6 +129,14 @@ macro_rules! reentrant_guard_methods {
         }
 
         /// See [`MonitorGuard::wait_for`](crate::MonitorGuard::wait_for).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        ///
+        #[doc = concat!("let value = ", $open, "metalock::ReentrantSynchronized::new(0)", $close, ";")]
+        #[doc = concat!("let mut guard = value.", $lock, "();")]
+        /// assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+        /// ```
         #[track_caller]
         pub fn wait_for(&mut self, timeout: ::core::time::Duration) -> $crate::WaitTimeoutResult {
             self.parts().0.checked().wait_for(timeout)
@@ -127,6 +150,13 @@ macro_rules! reentrant_guard_methods {
 
         /// See
         /// [`MonitorGuard::wait_interruptibly`](crate::MonitorGuard::wait_interruptibly).
+        ///
+        /// ```
+        #[doc = concat!("let value = ", $open, "metalock::ReentrantSynchronized::new(0)", $close, ";")]
+        /// metalock::interrupt_handle().interrupt();
+        #[doc = concat!("let mut guard = value.", $lock, "();")]
+        /// assert_eq!(guard.wait_interruptibly(), Err(metalock::Interrupted));
+        /// ```
         #[cfg(feature = "std")]
         #[track_caller]
         pub fn wait_interruptibly(&mut self) -> Result<(), $crate::Interrupted> {
@@ -165,6 +195,16 @@ macro_rules! reentrant_guard_methods {
 
         /// As [`wait_while`](Self::wait_while), giving up after `timeout`;
         /// timed out if the condition still held when the time ran out.
+        ///
+        /// ```
+        /// use std::cell::Cell;
+        /// use std::time::Duration;
+        ///
+        #[doc = concat!("let count = ", $open, "metalock::ReentrantSynchronized::new(Cell::new(0))", $close, ";")]
+        #[doc = concat!("let mut guard = count.", $lock, "();")]
+        /// let result = guard.wait_while_for(|count| count.get() == 0, Duration::from_millis(1));
+        /// assert!(result.timed_out());
+        /// ```
         #[track_caller]
         pub fn wait_while_for(
             &mut self,
@@ -240,6 +280,15 @@ macro_rules! reentrant_guard_methods {
         /// [`MonitorGuard::unlocked`](crate::MonitorGuard::unlocked)). An
         /// associated function, so that it cannot clash with a method of
         /// `T`.
+        ///
+        /// ```
+        #[doc = concat!("let value = ", $open, "metalock::ReentrantSynchronized::new(1)", $close, ";")]
+        #[doc = concat!("let mut guard = value.", $lock, "();")]
+        #[doc = concat!("metalock::", $guard, "::unlocked(&mut guard, || {")]
+        ///     assert!(!value.is_held_by_current_thread());
+        /// });
+        /// assert_eq!(*guard, 1);
+        /// ```
         #[track_caller]
         pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
             $crate::guard::check_depth_one(guard.depth(), concat!($guard, "::unlocked"));

@@ -139,8 +139,9 @@ impl<T: ?Sized> Synchronized<T> {
 /// ```
 ///
 /// Invariant: `monitor` owns, at depth 1, the monitor of the
-/// `Synchronized` that `sync` points to, whose word it borrows; it is
-/// dropped before `sync`.
+/// `Synchronized` that `sync` points to, whose word it borrows (its
+/// `'static` holds only while `sync` lives); it is dropped before `sync`,
+/// and never lent out of the guard.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct ArcSynchronizedGuard<T: ?Sized> {
     pub(super) monitor: ManuallyDrop<MonitorGuard<'static>>,
@@ -249,7 +250,7 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// assert_eq!(*value.lock(), 2);
     /// ```
     pub fn unlock_fair(self) {
-        drop(Self::into_arc_fair(self));
+        drop(self.release(true));
     }
 
     /// Releases the monitor and returns the guard's `Arc` (lock_api's
@@ -266,9 +267,7 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// assert!(Arc::ptr_eq(&sync, &shared) && !sync.is_locked());
     /// ```
     pub fn into_arc(guard: Self) -> Arc<Synchronized<T>> {
-        let (monitor, sync) = guard.into_parts();
-        drop(monitor);
-        sync
+        guard.release(false)
     }
 
     /// As [`into_arc`](Self::into_arc), releasing the monitor as
@@ -283,23 +282,27 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// assert_eq!(*sync.lock(), 1);
     /// ```
     pub fn into_arc_fair(guard: Self) -> Arc<Synchronized<T>> {
-        let (monitor, sync) = guard.into_parts();
-        monitor.unlock_fair();
-        sync
+        guard.release(true)
     }
 
-    /// The guard's parts, for its owner to release the monitor before the
-    /// `Arc` goes (the invariant).
-    fn into_parts(self) -> (MonitorGuard<'static>, Arc<Synchronized<T>>) {
+    /// Releases the monitor (handing it over if `fair`), then gives the
+    /// `Arc` back.
+    fn release(self, fair: bool) -> Arc<Synchronized<T>> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped, so the monitor guard and the Arc
-        // are each taken out once; the caller drops the monitor guard first.
-        unsafe {
+        // are each taken out once; the monitor guard goes below, while the
+        // Arc, returned, still keeps its word (the type's invariant).
+        let (monitor, sync) = unsafe {
             (
                 ManuallyDrop::take(&mut this.monitor),
                 core::ptr::read(&this.sync),
             )
+        };
+        match fair {
+            true => monitor.unlock_fair(),
+            false => drop(monitor),
         }
+        sync
     }
 }
 
