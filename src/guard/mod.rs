@@ -22,6 +22,8 @@ pub(crate) use waiting::wait_while_until;
 pub use word::Monitor;
 
 use core::marker::PhantomData;
+#[cfg(target_has_atomic = "ptr")]
+use core::mem::ManuallyDrop;
 use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
@@ -288,6 +290,28 @@ pub(crate) fn interruptibly<R>(enter: impl FnOnce() -> Option<R>) -> Result<R, I
         Interrupt::take_current();
         Interrupted
     })
+}
+
+/// Takes an owning guard apart: releases `monitor` (handing the monitor
+/// over if `fair`), then moves out `owner`, which kept its word alive.
+///
+/// # Safety
+/// Both are fields of a guard that is never dropped and never used again;
+/// `monitor` borrows a word that `owner` keeps in place.
+#[cfg(target_has_atomic = "ptr")]
+pub(crate) unsafe fn release_owned<O>(
+    monitor: &mut ManuallyDrop<MonitorGuard<'static>>,
+    owner: &O,
+    fair: bool,
+) -> O {
+    // SAFETY: the caller's contract: each field is taken out once, and the
+    // monitor guard goes first, while `owner`, returned, keeps its word.
+    let (monitor, owner) = unsafe { (ManuallyDrop::take(monitor), core::ptr::read(owner)) };
+    match fair {
+        true => monitor.unlock_fair(),
+        false => drop(monitor),
+    }
+    owner
 }
 
 /// The deadline `timeout` from now; `None` (no deadline) if that is too far

@@ -289,20 +289,10 @@ impl<T: ?Sized> ArcSynchronizedGuard<T> {
     /// `Arc` back.
     fn release(self, fair: bool) -> Arc<Synchronized<T>> {
         let mut this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never dropped, so the monitor guard and the Arc
-        // are each taken out once; the monitor guard goes below, while the
-        // Arc, returned, still keeps its word (the type's invariant).
-        let (monitor, sync) = unsafe {
-            (
-                ManuallyDrop::take(&mut this.monitor),
-                core::ptr::read(&this.sync),
-            )
-        };
-        match fair {
-            true => monitor.unlock_fair(),
-            false => drop(monitor),
-        }
-        sync
+        let this = &mut *this;
+        // SAFETY: the guard is never dropped nor used again, and `monitor`
+        // borrows the word `sync` keeps (the type's invariant).
+        unsafe { guard::release_owned(&mut this.monitor, &this.sync, fair) }
     }
 }
 
