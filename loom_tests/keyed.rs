@@ -345,8 +345,9 @@ fn a_timed_enter_gives_up_beside_another_address() {
 /// An interruptible enter on x queues (pinning the home) while the main
 /// thread holds x; the main thread interrupts it, locks y (which shares
 /// the home) and lets x go: the enter reports the interrupt (flag cleared)
-/// or enters (flag still set), and either way the pin ends, y is its own
-/// monitor, and no keyed monitor is left in use.
+/// or enters (flag still set), y is its own monitor, and no keyed monitor
+/// is left in use. (No accessor shows the home's pins, so a pin left over
+/// would pass, as with the timed model above.)
 #[test]
 fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
     let name = "an_interrupted_keyed_enter_gives_up_beside_another_address";

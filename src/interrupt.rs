@@ -135,8 +135,10 @@ pub fn interrupted() -> bool {
     Interrupt::take_current()
 }
 
-/// The error of a wait that an interrupt ended: the monitor is held again,
-/// at the depth it had, and the thread's interrupt flag is clear.
+/// The error of a wait or a `lock_interruptibly` that an interrupt ended,
+/// the thread's interrupt flag cleared: after a wait, the monitor is held
+/// again at the depth it had; after a `lock_interruptibly`, it was not
+/// entered.
 ///
 /// ```
 /// use metalock::MultiUseWord;
@@ -150,14 +152,14 @@ pub fn interrupted() -> bool {
 ///
 /// metalock::interrupt_handle().interrupt();
 /// let error = next_job(&MultiUseWord::new()).unwrap_err();
-/// assert_eq!(error.to_string(), "the wait was interrupted");
+/// assert_eq!(error.to_string(), "interrupted");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Interrupted;
 
 impl core::fmt::Display for Interrupted {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("the wait was interrupted")
+        f.write_str("interrupted")
     }
 }
 

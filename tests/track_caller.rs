@@ -32,6 +32,11 @@ fn misuse_panics_point_at_the_callers_line() {
     assert_eq!((file.as_str(), line), (file!(), line!() - 2));
 
     let (file, line) = panic_location(|| {
+        let _again = value.lock_interruptibly();
+    });
+    assert_eq!((file.as_str(), line), (file!(), line!() - 2));
+
+    let (file, line) = panic_location(|| {
         let _ = MultiUseWord::with_payload(usize::MAX);
     });
     assert_eq!((file.as_str(), line), (file!(), line!() - 2));

@@ -269,6 +269,16 @@ pub(crate) fn try_entered(
 ) -> Option<&'static LockRecord> {
     let ee = ExecEnv::current();
     let entered = attempt(ee);
+    released_unless(ee, entered)
+}
+
+/// `entered`, an attempt of `ee`'s thread; when it failed, gives back an
+/// EE the thread bound only for it (see `try_entered`).
+#[inline]
+pub(crate) fn released_unless(
+    ee: &'static ExecEnv,
+    entered: Option<&'static LockRecord>,
+) -> Option<&'static LockRecord> {
     if entered.is_none() {
         // SAFETY: `ee` is the calling thread's EE.
         unsafe { ee.release_if_idle_and_detached() };
@@ -276,17 +286,22 @@ pub(crate) fn try_entered(
     entered
 }
 
-/// Runs an interruptible `enter` (which gives up, with `None` and the
-/// flag still set, only if the thread's interrupt flag is set while it
-/// waits), unless the flag is set already, as Java's `lockInterruptibly`;
-/// clears the flag when it reports it.
+/// The start of a `lock_interruptibly`, as Java's `lockInterruptibly`:
+/// whether the thread's interrupt flag was set before the call (then
+/// cleared, and the caller returns `Interrupted` without entering).
 #[cfg(feature = "std")]
 #[inline]
-pub(crate) fn interruptibly<R>(enter: impl FnOnce() -> Option<R>) -> Result<R, Interrupted> {
-    if Interrupt::take_current() {
-        return Err(Interrupted);
-    }
-    enter().ok_or_else(|| {
+pub(crate) fn interrupted_before() -> bool {
+    Interrupt::take_current()
+}
+
+/// The end of a `lock_interruptibly`: an interruptible enter gives up
+/// (`None`, the flag still set) only when an interrupt came while it
+/// waited, reported here, the flag cleared.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn entered_or_interrupted<R>(entered: Option<R>) -> Result<R, Interrupted> {
+    entered.ok_or_else(|| {
         Interrupt::take_current();
         Interrupted
     })

@@ -3,9 +3,9 @@
 
 use core::time::Duration;
 
-#[cfg(feature = "std")]
-use super::interruptibly;
 use super::{MonitorGuard, deadline_after, try_entered};
+#[cfg(feature = "std")]
+use super::{entered_or_interrupted, interrupted_before, released_unless};
 use crate::exec_env::ExecEnv;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -111,10 +111,12 @@ impl MultiUseWord {
     /// it waits for another thread to release the monitor, returns
     /// [`Interrupted`](crate::Interrupted) with the flag cleared and the
     /// monitor not entered (Java's `Lock.lockInterruptibly`). One that comes
-    /// as the monitor is handed to it may find it entered: then it returns
-    /// the guard, and the flag stays set. Reentrant, as `lock`. A thread
+    /// as the monitor is released may find it entered: then it returns the
+    /// guard, and the flag stays set. Reentrant, as `lock`. A thread
     /// blocked in a deadlock that [`diagnostics`](crate#features) reports
-    /// can be freed this way.
+    /// can be freed this way. In a thread-local destructor that runs after
+    /// the crate's own, where the thread's flag is gone (see
+    /// [`interrupt_handle`](crate::interrupt_handle)), it waits as `lock`.
     ///
     /// ```
     /// use metalock::{Interrupted, MultiUseWord};
@@ -136,8 +138,12 @@ impl MultiUseWord {
     #[inline]
     #[track_caller]
     pub fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, crate::Interrupted> {
-        interruptibly(|| try_entered(|ee| self.enter_interruptibly::<true>(ee)))
-            .map(|record| MonitorGuard::new(self, record))
+        if interrupted_before() {
+            return Err(crate::Interrupted);
+        }
+        let ee = ExecEnv::current();
+        let entered = released_unless(ee, self.enter_interruptibly::<true>(ee));
+        entered_or_interrupted(entered).map(|record| MonitorGuard::new(self, record))
     }
 
     /// Whether some thread owns the monitor now (a snapshot).

@@ -40,7 +40,9 @@ use core::time::Duration;
 
 use self::table::{NoRoom, Reserved, table};
 use crate::exec_env::ExecEnv;
-use crate::guard::{MonitorGuard, deadline_after, interruptibly, try_entered};
+use crate::guard::{
+    MonitorGuard, deadline_after, entered_or_interrupted, interrupted_before, try_entered,
+};
 use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
 use crate::sys::Instant;
@@ -326,7 +328,10 @@ pub fn try_lock<T: ?Sized>(value: &T) -> Option<KeyedGuard<'_>> {
 /// ```
 #[track_caller]
 pub fn lock_interruptibly<T: ?Sized>(value: &T) -> Result<KeyedGuard<'_>, crate::Interrupted> {
-    interruptibly(|| enter(key_of(value), Patience::Interruptibly))
+    if interrupted_before() {
+        return Err(crate::Interrupted);
+    }
+    entered_or_interrupted(enter(key_of(value), Patience::Interruptibly))
 }
 
 /// As [`try_lock`], waiting at most `timeout` for another thread to

@@ -83,8 +83,11 @@ impl MultiUseWord {
         &self,
         ee: &'static ExecEnv,
     ) -> Option<&'static LockRecord> {
-        self.try_enter_fast::<REENTRANT>(ee)
-            .or_else(|| self.enter_interruptibly_slow::<REENTRANT>(ee))
+        // A match, not a closure: a relock's panic reports the caller.
+        match self.try_enter_fast::<REENTRANT>(ee) {
+            Some(record) => Some(record),
+            None => self.enter_interruptibly_slow::<REENTRANT>(ee),
+        }
     }
 
     /// The blocking part of `enter_interruptibly`.
@@ -95,7 +98,8 @@ impl MultiUseWord {
         &self,
         ee: &'static ExecEnv,
     ) -> Option<&'static LockRecord> {
-        // Taken before any meta-lock: the thread's first use allocates it.
+        // Cloned before any meta-lock (a first use would allocate; the
+        // caller's check of the flag has made it already).
         let interrupt = Interrupt::current_if_alive();
         let until = Until {
             deadline: None,

@@ -229,7 +229,8 @@ impl<T: ?Sized> Synchronized<T> {
     /// As [`lock`](Self::lock), unless the calling thread is interrupted
     /// before it enters (see [`MultiUseWord::lock_interruptibly`]): then
     /// [`Interrupted`](crate::Interrupted), the flag cleared. Locking again
-    /// on the thread that holds it panics, as `lock`.
+    /// on the thread that holds it panics, as `lock` (unless the flag is
+    /// set: that returns `Interrupted` first).
     ///
     /// ```
     /// use metalock::{Interrupted, Synchronized};
@@ -243,8 +244,12 @@ impl<T: ?Sized> Synchronized<T> {
     #[inline]
     #[track_caller]
     pub fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, T>, crate::Interrupted> {
-        guard::interruptibly(|| guard::try_entered(|ee| self.word.enter_interruptibly::<false>(ee)))
-            .map(|record| self.guard(record))
+        if guard::interrupted_before() {
+            return Err(crate::Interrupted);
+        }
+        let ee = ExecEnv::current();
+        let entered = guard::released_unless(ee, self.word.enter_interruptibly::<false>(ee));
+        guard::entered_or_interrupted(entered).map(|record| self.guard(record))
     }
 
     /// Enters the monitor if it is free; `None` if another thread holds it or

@@ -206,8 +206,9 @@ impl Home {
         {
             return Keyed::Entered(record);
         }
-        // Allocates, if the free list is empty, before the meta-lock; so
-        // may the thread's first use of its interrupt flag.
+        // Allocates, if the free list is empty, before the meta-lock; the
+        // interrupt flag is cloned before it too (a first use would
+        // allocate; the caller's check of the flag has made it already).
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
         let interrupt = match patience {
