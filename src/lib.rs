@@ -217,7 +217,7 @@ pub use sys::Instant;
 pub use word::MultiUseWord;
 
 /// Test seams: hooks on the hand-off and monitor slow paths, the count of
-/// execution environments and of internal locks held, the calling thread's
+/// execution environments and of internal locks held, a keyed home's pins, the calling thread's
 /// execution environment, running code under a meta-lock
 /// (`MultiUseWord::__with_meta_lock`), and under the model checkers the end
 /// of a thread and its donated records. Only with the `__test-hooks`
@@ -248,6 +248,8 @@ pub mod __test_hooks {
         share_one_home();
         words_share_a_stripe();
     }
+    #[cfg(feature = "std")]
+    pub use crate::keyed::home_pins;
     #[cfg(all(feature = "std", not(metalock_model)))]
     pub use crate::primitive::held::locks_held;
     /// The internal lock and parker the crate ships, on an emulated futex,

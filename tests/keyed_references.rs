@@ -1,7 +1,8 @@
 //! Every way out of a keyed guard gives back what it took: after each step,
 //! on two values of one home (so the second is an overflow entry while the
-//! first holds the home), no keyed monitor is left in use. Alone in its
-//! binary: `keyed_monitors` counts the whole process's.
+//! first holds the home), no keyed monitor is left in use and no thread is
+//! pinned to the home. Alone in its binary: `keyed_monitors` counts the
+//! whole process's.
 
 mod common;
 use common::Watchdog;
@@ -19,12 +20,19 @@ struct Granule([u8; 8]);
 /// A wait that no notify ends; long enough for a loaded machine.
 const SHORT: Duration = Duration::from_millis(2);
 
+/// No keyed monitor in use, and no thread pinned to the home of `value`
+/// (a pin left over would tie the home to one address for good).
 #[track_caller]
-fn none_in_use(step: &str) {
+fn none_in_use(value: &u8, step: &str) {
     assert_eq!(
         metalock::keyed_monitors(),
         0,
         "a keyed monitor is still in use after: {step}"
+    );
+    assert_eq!(
+        metalock::__test_hooks::home_pins(value),
+        0,
+        "the home is still pinned after: {step}"
     );
 }
 
@@ -44,7 +52,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         drop(entry);
         assert_eq!(metalock::keyed_monitors(), 1);
     }
-    none_in_use("a lock, a recursive lock and their release");
+    none_in_use(home, "a lock, a recursive lock and their release");
 
     {
         let _home = metalock::lock(home);
@@ -59,7 +67,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         });
         assert_eq!(metalock::keyed_monitors(), 2);
     }
-    none_in_use("try_lock and try_lock_for that fail");
+    none_in_use(home, "try_lock and try_lock_for that fail");
 
     {
         let _home = metalock::lock(home);
@@ -90,14 +98,17 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         });
         assert_eq!(metalock::keyed_monitors(), 2);
     }
-    none_in_use("lock_interruptibly interrupted, on an overflow entry and on the home");
+    none_in_use(
+        home,
+        "lock_interruptibly interrupted, on an overflow entry and on the home",
+    );
 
     {
         let _home = metalock::lock(home);
         let entry = metalock::lock_interruptibly(other).expect("free");
         assert_eq!(entry.depth(), 1);
     }
-    none_in_use("lock_interruptibly that enters an overflow entry");
+    none_in_use(home, "lock_interruptibly that enters an overflow entry");
 
     {
         let _home = metalock::lock(home);
@@ -106,7 +117,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         drop(again);
         drop(entry);
     }
-    none_in_use("try_lock and try_lock_for that succeed");
+    none_in_use(home, "try_lock and try_lock_for that succeed");
 
     {
         let held = metalock::lock(home);
@@ -121,7 +132,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         assert_eq!(metalock::keyed_monitors(), 1);
         assert!(metalock::is_held_by_current_thread(other));
     }
-    none_in_use("unlocked, unlocked_fair and bump");
+    none_in_use(home, "unlocked, unlocked_fair and bump");
 
     {
         let _home = metalock::lock(home);
@@ -137,7 +148,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         }));
         assert!(refused.is_err(), "unlocked two levels deep panics");
     }
-    none_in_use("a panic inside unlocked, and unlocked refused");
+    none_in_use(home, "a panic inside unlocked, and unlocked refused");
 
     {
         let _home = metalock::lock(home);
@@ -155,7 +166,7 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         let ended = entry.wait_while_until_interruptibly(|| true, deadline);
         assert_eq!(ended, Err(Interrupted));
     }
-    none_in_use("timed and interrupted waits of an overflow guard");
+    none_in_use(home, "timed and interrupted waits of an overflow guard");
 
     {
         let mut held = metalock::lock(home);
@@ -171,7 +182,10 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
             assert!(!waited.timed_out());
         });
     }
-    none_in_use("a wait on the home while another thread locks its other value");
+    none_in_use(
+        home,
+        "a wait on the home while another thread locks its other value",
+    );
 
     let unwound = panic::catch_unwind(|| {
         let _home = metalock::lock(home);
@@ -179,5 +193,5 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         panic!("holding both");
     });
     assert!(unwound.is_err());
-    none_in_use("a panic holding both");
+    none_in_use(home, "a panic holding both");
 }

@@ -436,6 +436,15 @@ pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
     keys
 }
 
+/// The threads pinned now to the home of `value`'s address (queued to
+/// enter it or waiting on it, where the word may not show them); a test
+/// seam (`__test_hooks::home_pins`). Zero once every such thread is done,
+/// or the home is tied to one address.
+#[cfg(feature = "__test-hooks")]
+pub fn home_pins<T: ?Sized>(value: &T) -> u32 {
+    home::locate(key_of(value).get()).0.pins()
+}
+
 /// How many keyed monitors are in use now: held or entered, or for an
 /// instant in their meta-lock (a snapshot, which may count a monitor being
 /// released twice). An idle home, which serves the last address that used

@@ -372,6 +372,16 @@ impl Home {
         self.pins.fetch_sub(1, Ordering::Release);
     }
 
+    /// The threads pinned to the home's key now, for the crate's tests: a
+    /// pin that outlives its thread's wait or enter ties the home to one
+    /// address for good, which no other behaviour shows at once.
+    #[cfg(feature = "__test-hooks")]
+    pub(crate) fn pins(&self) -> u32 {
+        // Relaxed: a test reads it once the threads it asks about are done
+        // (joined), which orders their decrements before the load.
+        self.pins.load(Ordering::Relaxed)
+    }
+
     /// Counts an overflow entry of this home made (`made`) or removed. Only
     /// under the meta-lock: inside `elsewhere` of `enter_slow`, or `f` of
     /// `with_meta_lock`, which clears `OVERFLOW` once the last one is gone.
