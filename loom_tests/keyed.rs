@@ -370,9 +370,26 @@ fn a_timed_enter_gives_up_beside_another_address() {
 /// is left in use, nor a pin on the home.
 #[test]
 fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
-    let name = "an_interrupted_keyed_enter_gives_up_beside_another_address";
+    interrupted_keyed_enter(
+        "an_interrupted_keyed_enter_gives_up_beside_another_address",
+        false,
+    );
+}
+
+/// As the model above, through `try_lock_for_interruptibly`, whose time
+/// may also run out (then the interrupt stays pending).
+#[test]
+fn a_timed_interruptible_keyed_enter_gives_up_beside_another_address() {
+    interrupted_keyed_enter(
+        "a_timed_interruptible_keyed_enter_gives_up_beside_another_address",
+        true,
+    );
+}
+
+/// The body of the two models above.
+fn interrupted_keyed_enter(name: &'static str, timed: bool) {
     let before = events();
-    explore(name, builder(3), || {
+    explore(name, builder(3), move || {
         let values = Values::new();
         let race = InterruptRace::new();
         let held = metalock::lock(&values.x);
@@ -380,16 +397,21 @@ fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
             let (values, race) = (Arc::clone(&values), race.clone());
             thread::spawn(move || {
                 race.publish_handle();
-                let entered = match metalock::lock_interruptibly(&values.x) {
-                    Ok(guard) => {
+                let entered = match timed {
+                    true => metalock::try_lock_for_interruptibly(&values.x, Duration::from_secs(1)),
+                    false => metalock::lock_interruptibly(&values.x).map(Some),
+                };
+                let (entered, reported) = match entered {
+                    Ok(Some(guard)) => {
                         assert_eq!(guard.depth(), 1);
                         // SAFETY: under the monitor of x.
                         values.x.with_mut(|c| unsafe { *c += 1 });
-                        true
+                        (true, false)
                     }
-                    Err(Interrupted) => false,
+                    Ok(None) => (false, false),
+                    Err(Interrupted) => (false, true),
                 };
-                (entered, race.pending_after_the_wait())
+                (entered, reported, race.pending_after_the_wait())
             })
         };
         race.interrupt_then_notify(|| false);
@@ -397,8 +419,8 @@ fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
         // SAFETY: under the monitor of x.
         values.x.with_mut(|c| unsafe { *c += 1 });
         drop(held);
-        let (entered, pending) = interruptible.join().unwrap();
-        assert_eq!(pending, entered, "entered {entered}, pending {pending}");
+        let (entered, reported, pending) = interruptible.join().unwrap();
+        assert_eq!(pending, !reported, "entered {entered}, pending {pending}");
         assert_eq!(read(&values.x), 1 + usize::from(entered));
         assert_eq!(read(&values.y), 1);
         none_in_use(&values);

@@ -1170,7 +1170,23 @@ fn two_invited_contenders_lose_and_go_back_in_order() {
 fn an_interruptible_enter_races_an_interrupt_and_an_exit() {
     interrupted_contender(
         "an_interruptible_enter_races_an_interrupt_and_an_exit",
-        false,
+        Contender::Interruptible,
+        two_threads(),
+        &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
+    );
+}
+
+/// As the model above, through `try_lock_for_interruptibly`, whose time
+/// may also run out at any point (under loom a timed park may time out at
+/// once): it enters (flag still set), reports the interrupt (flag cleared),
+/// or reports the timeout with the interrupt still pending (read after the
+/// timeout, or sent after it). Asserts that all three endings, and the
+/// give-up paths, were explored.
+#[test]
+fn a_timed_interruptible_enter_races_an_interrupt_its_timeout_and_an_exit() {
+    interrupted_contender(
+        "a_timed_interruptible_enter_races_an_interrupt_its_timeout_and_an_exit",
+        Contender::TimedInterruptible,
         two_threads(),
         &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
     );
@@ -1215,7 +1231,7 @@ fn an_interrupt_wakes_a_queued_contender() {
 fn an_interrupted_contender_leaves_the_queue_whole() {
     interrupted_contender(
         "an_interrupted_contender_leaves_the_queue_whole",
-        true,
+        Contender::InterruptibleBesideABlockingOne,
         three_threads(),
         &[
             GiveUp::LeftTheQueueAndTookIt,
@@ -1226,16 +1242,38 @@ fn an_interrupted_contender_leaves_the_queue_whole() {
     );
 }
 
-/// The body of the two models above: an owner, an interruptible contender
-/// (and a blocking one if `beside`); the owner interrupts the interruptible
-/// one, then releases.
-fn interrupted_contender(name: &'static str, beside: bool, builder: Builder, ways: &[GiveUp]) {
+/// The contenders of the models above.
+#[derive(Clone, Copy, PartialEq)]
+enum Contender {
+    /// `lock_interruptibly`.
+    Interruptible,
+    /// `lock_interruptibly`, beside a thread blocked in `lock`.
+    InterruptibleBesideABlockingOne,
+    /// `try_lock_for_interruptibly`.
+    TimedInterruptible,
+}
+
+/// The body of the models above: an owner, an interruptible contender (and
+/// a blocking one beside it); the owner interrupts the interruptible one,
+/// then releases. A timed contender's three endings are each asserted
+/// explored.
+fn interrupted_contender(
+    name: &'static str,
+    contender: Contender,
+    builder: Builder,
+    ways: &[GiveUp],
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    /// Per model (the models of one binary run at once): executions that
+    /// entered, reported the interrupt, timed out.
+    static ENDINGS: [[AtomicUsize; 3]; 3] = [const { [const { AtomicUsize::new(0) }; 3] }; 3];
+    let endings = &ENDINGS[contender as usize];
     let before = events();
     explore(name, builder, move || {
         let shared = Shared::new();
         let race = InterruptRace::new();
         let held = shared.word.lock();
-        let blocking = beside.then(|| {
+        let blocking = (contender == Contender::InterruptibleBesideABlockingOne).then(|| {
             spawn(&shared, |shared| {
                 let g = shared.word.lock();
                 shared.bump(&g);
@@ -1245,33 +1283,47 @@ fn interrupted_contender(name: &'static str, beside: bool, builder: Builder, way
             let race = race.clone();
             spawn(&shared, move |shared| {
                 race.publish_handle();
-                let entered = match shared.word.lock_interruptibly() {
-                    Ok(g) => {
+                let entered = match contender {
+                    Contender::TimedInterruptible => shared
+                        .word
+                        .try_lock_for_interruptibly(Duration::from_secs(1)),
+                    _ => shared.word.lock_interruptibly().map(Some),
+                };
+                let ending = match entered {
+                    Ok(Some(g)) => {
                         assert_eq!(g.depth(), 1);
                         shared.bump(&g);
-                        1
+                        0
                     }
-                    Err(metalock::Interrupted) => 0,
+                    Err(metalock::Interrupted) => 1,
+                    Ok(None) => 2,
                 };
-                (entered, race.pending_after_the_wait())
+                (ending, race.pending_after_the_wait())
             })
         };
         race.interrupt_then_notify(|| false);
         shared.bump(&held);
         drop(held);
-        let (entered, pending) = interruptible.join().unwrap();
-        assert_eq!(
-            pending,
-            entered == 1,
-            "entered {entered}, pending {pending}"
-        );
+        let (ending, pending) = interruptible.join().unwrap();
+        assert_eq!(pending, ending != 1, "ending {ending}, pending {pending}");
+        endings[ending].fetch_add(1, Relaxed);
         let others = blocking.map_or(0, |blocking| {
             blocking.join().unwrap();
             1
         });
-        shared.check_final(1 + entered + others);
+        shared.check_final(1 + usize::from(ending == 0) + others);
     });
     settled_in_every_way(name, &events(), &before, ways);
+    let seen = endings.each_ref().map(|ending| ending.load(Relaxed));
+    println!("{name}: entered, interrupted, timed out: {seen:?}");
+    let expected = match contender {
+        Contender::TimedInterruptible => 3,
+        _ => 2,
+    };
+    assert!(
+        seen[..expected].iter().all(|&n| n > 0),
+        "{name}: not every ending explored: {seen:?}"
+    );
 }
 
 /// A timed interruptible wait races a notify, an interrupt and its own

@@ -96,6 +96,26 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
             let _x = x.lock();
         })
         .unwrap();
+    // Nor with keyed monitors: R holds `r` and enters `s` with a deadline
+    // and interruptibly, S holds `s` and enters `r`.
+    let (r, s): (&'static u64, &'static u64) = (leak(3), leak(4));
+    let keyed_pair_holds = leak(Barrier::new(2));
+    thread::Builder::new()
+        .name("keyed-timed-r".into())
+        .spawn(move || {
+            let _r = metalock::lock(r);
+            keyed_pair_holds.wait();
+            let _s = metalock::try_lock_for_interruptibly(s, Duration::from_secs(3600));
+        })
+        .unwrap();
+    thread::Builder::new()
+        .name("keyed-plain-s".into())
+        .spawn(move || {
+            let _s = metalock::lock(s);
+            keyed_pair_holds.wait();
+            let _r = metalock::lock(r);
+        })
+        .unwrap();
     // A deadlock of keyed monitors: M locks `u` then `v`, N `v` then `u`.
     let (u, v): (&'static u64, &'static u64) = (leak(1), leak(2));
     let keyed_both_hold = leak(Barrier::new(2));
@@ -160,6 +180,8 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
                 "notifier-k",
                 "keyed-m",
                 "keyed-n",
+                "keyed-timed-r",
+                "keyed-plain-s",
             ]
             .iter()
             .all(|name| blocked(name, BlockKind::Entering))
@@ -193,6 +215,8 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
 
     assert!(named("timed-f").blocked_on().unwrap().timed);
     assert!(!named("plain-g").blocked_on().unwrap().timed);
+    assert!(named("keyed-timed-r").blocked_on().unwrap().timed);
+    assert!(!named("keyed-plain-s").blocked_on().unwrap().timed);
     // H is back from its wait, entering `q`, which K owns; and no longer
     // listed as holding it.
     let h_dump = named("reenter-h");

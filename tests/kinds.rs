@@ -223,20 +223,114 @@ fn interrupt_ends_a_lock<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// `try_lock_for_interruptibly` and `try_lock_until_interruptibly`: an
+/// interrupt set before returns `Interrupted` at once, cleared, even with
+/// the monitor free; a free monitor is entered even with no time left (one
+/// level deeper for the holder of a reentrant kind; `None` at once for the
+/// holder of `Synchronized`, whatever the timeout); another thread's
+/// monitor times out as `Ok(None)`, leaving no flag, or ends with
+/// `Interrupted`, cleared, when an interrupt comes while the thread waits,
+/// with or without a deadline the clock can hold.
+fn interrupt_ends_a_timed_lock<K: Kind>() {
+    let monitor = K::make();
+    let past = Instant::now();
+    for timeout in [Duration::ZERO, NEVER, Duration::MAX] {
+        metalock::interrupt_handle().interrupt();
+        let tried = monitor.try_lock_for_interruptibly(timeout);
+        assert!(matches!(tried, Err(Interrupted)));
+        assert!(!metalock::interrupted() && !monitor.is_locked());
+    }
+    metalock::interrupt_handle().interrupt();
+    assert!(matches!(
+        monitor.try_lock_until_interruptibly(past),
+        Err(Interrupted)
+    ));
+    assert!(!metalock::interrupted() && !monitor.is_locked());
+    let held = monitor
+        .try_lock_until_interruptibly(past)
+        .unwrap()
+        .expect("free");
+    assert_eq!(held.depth(), 1);
+    for timeout in [Duration::ZERO, Duration::MAX] {
+        let inner = monitor
+            .try_lock_for_interruptibly(timeout)
+            .expect("no interrupt");
+        assert_eq!(inner.map(|inner| inner.depth()), K::REENTRANT.then_some(2));
+    }
+    let (tx, rx) = mpsc::channel();
+    let started = AtomicUsize::new(0);
+    thread::scope(|s| {
+        let blocked = s.spawn(|| {
+            let short = Duration::from_millis(5);
+            let timed_out = monitor
+                .try_lock_for_interruptibly(short)
+                .map(|g| g.is_none());
+            assert_eq!(timed_out, Ok(true));
+            let timed_out = monitor
+                .try_lock_until_interruptibly(past)
+                .map(|g| g.is_none());
+            assert_eq!(timed_out, Ok(true));
+            assert!(!metalock::interrupted());
+            tx.send(metalock::interrupt_handle()).unwrap();
+            let mut results = Vec::new();
+            for timeout in [NEVER, Duration::MAX] {
+                started.fetch_add(1, Relaxed);
+                let result = monitor
+                    .try_lock_for_interruptibly(timeout)
+                    .map(|g| g.is_some());
+                results.push((result, metalock::interrupted()));
+            }
+            results
+        });
+        let handle = rx.recv().unwrap();
+        for round in 1..=2 {
+            while started.load(Relaxed) < round {
+                thread::yield_now();
+            }
+            // Most likely asleep in the queue by then (see
+            // `interrupt_ends_a_lock`).
+            thread::sleep(Duration::from_millis(20));
+            handle.interrupt();
+        }
+        let ended = blocked.join().unwrap();
+        assert_eq!(
+            ended,
+            [(Err(Interrupted), false), (Err(Interrupted), false)]
+        );
+    });
+    assert!(monitor.is_held_by_current_thread());
+    drop(held);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let guard = monitor.try_lock_for_interruptibly(NEVER).unwrap();
+            assert_eq!(guard.map(|guard| guard.depth()), Some(1));
+        });
+    });
+    assert!(!monitor.is_locked());
+}
+
 /// An interrupt that races the holder's release: the contender either
 /// enters, and then its flag stays set (the interrupt came before the
 /// release it entered by), or reports the interrupt with the flag cleared;
-/// the monitor stays whole either way.
+/// the monitor stays whole either way. Every other round the contender
+/// enters through `try_lock_for_interruptibly`, with a timeout that only a
+/// lost wake-up reaches.
 fn an_interrupt_racing_a_release<K: Kind>() {
     const ROUNDS: usize = 200;
     let monitor = K::make();
-    for _ in 0..ROUNDS {
+    for round in 0..ROUNDS {
         let held = monitor.lock();
         let (tx, rx) = mpsc::channel();
         thread::scope(|s| {
             let contender = s.spawn(|| {
                 tx.send(metalock::interrupt_handle()).unwrap();
-                match monitor.lock_interruptibly() {
+                let entered = match round % 2 {
+                    0 => monitor.lock_interruptibly(),
+                    _ => monitor
+                        .try_lock_for_interruptibly(NEVER)
+                        .map(|guard| guard.expect("the holder released it")),
+                };
+                match entered {
                     Ok(guard) => {
                         drop(guard);
                         assert!(metalock::interrupted(), "entered: the flag stays set");
@@ -601,6 +695,12 @@ macro_rules! semantics {
             fn interrupt_ends_a_lock() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::interrupt_ends_a_lock::<$kind>();
+            }
+
+            #[test]
+            fn interrupt_ends_a_timed_lock() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::interrupt_ends_a_timed_lock::<$kind>();
             }
 
             #[test]

@@ -1,13 +1,16 @@
-//! The monitor API of the word: [`MonitorGuard`], the [`Monitor`] trait, and
-//! the methods of [`MultiUseWord`] that enter the monitor (`word`). The
+//! The monitor API of the word: [`MonitorGuard`], the methods of
+//! [`MultiUseWord`] that enter the monitor (`word`), and the [`Monitor`]
+//! trait that gives them to any type embedding a word (`monitor_trait`). The
 //! protocol they drive is in `monitor`; the guard's wait methods, the wait
 //! loop behind every `wait_while` and the sealed [`AsMonitorGuard`] are in
 //! `waiting`; releasing the monitor while a closure runs is in `unlocked`.
 
+mod monitor_trait;
 mod unlocked;
 mod waiting;
 mod word;
 
+pub use monitor_trait::Monitor;
 /// For `RawMonitor::bump`, which enters again through lock_api's guard.
 #[cfg(any(feature = "std", feature = "lock_api"))]
 pub(crate) use unlocked::AbortOnUnwind;
@@ -19,7 +22,6 @@ pub(crate) use waiting::sealed;
 #[cfg(feature = "std")]
 pub(crate) use waiting::wait_while_interruptibly_until;
 pub(crate) use waiting::wait_while_until;
-pub use word::Monitor;
 
 use core::marker::PhantomData;
 #[cfg(target_has_atomic = "ptr")]
@@ -305,6 +307,20 @@ pub(crate) fn entered_or_interrupted<R>(entered: Option<R>) -> Result<R, Interru
         Interrupt::take_current();
         Interrupted
     })
+}
+
+/// The end of a timed `try_lock_*_interruptibly`: an enter that gave up
+/// reports the interrupt if one came (the flag cleared), else that the
+/// time ran out. An interrupt that came as the time ran out wins, as in a
+/// timed interruptible wait.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn timed_out_or_interrupted<R>(entered: Option<R>) -> Result<Option<R>, Interrupted> {
+    match entered {
+        Some(entered) => Ok(Some(entered)),
+        None if Interrupt::take_current() => Err(Interrupted),
+        None => Ok(None),
+    }
 }
 
 /// Takes an owning guard apart: releases `monitor` (handing the monitor

@@ -1,11 +1,13 @@
-//! The methods of [`MultiUseWord`] that enter its monitor, and the
-//! [`Monitor`] trait that gives them to any type embedding a word.
+//! The methods of [`MultiUseWord`] that enter its monitor (the [`Monitor`]
+//! trait, in `monitor_trait`, gives them to any type embedding a word).
 
 use core::time::Duration;
 
 use super::{MonitorGuard, deadline_after, try_entered};
 #[cfg(feature = "std")]
-use super::{entered_or_interrupted, interrupted_before, released_unless};
+use super::{
+    entered_or_interrupted, interrupted_before, released_unless, timed_out_or_interrupted,
+};
 use crate::exec_env::ExecEnv;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -142,8 +144,83 @@ impl MultiUseWord {
             return Err(crate::Interrupted);
         }
         let ee = ExecEnv::current();
-        let entered = released_unless(ee, self.enter_interruptibly::<true>(ee));
+        let entered = released_unless(ee, self.enter_interruptibly::<true>(ee, None));
         entered_or_interrupted(entered).map(|record| MonitorGuard::new(self, record))
+    }
+
+    /// Enters the monitor as [`try_lock_for`](Self::try_lock_for) does,
+    /// unless the calling thread is interrupted first, as
+    /// [`lock_interruptibly`](Self::lock_interruptibly) (Java's
+    /// `Lock.tryLock(time, unit)`): `Ok(Some(guard))` entered, `Ok(None)` if
+    /// another thread still holds the monitor after `timeout`, and
+    /// [`Interrupted`](crate::Interrupted), the flag cleared, for an
+    /// interrupt set before the call or one that comes while the thread
+    /// waits (also as its time runs out).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, MultiUseWord};
+    /// use std::time::Duration;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let held = word.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let timeout = Duration::from_millis(10);
+    ///         assert!(word.try_lock_for_interruptibly(timeout).unwrap().is_none());
+    ///         metalock::interrupt_handle().interrupt();
+    ///         assert_eq!(word.try_lock_for_interruptibly(timeout).map(|_| ()), Err(Interrupted));
+    ///     });
+    /// });
+    /// drop(held);
+    /// assert!(word.try_lock_for_interruptibly(Duration::ZERO).unwrap().is_some());
+    /// ```
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<MonitorGuard<'_>>, crate::Interrupted> {
+        self.enter_interruptibly_until(deadline_after(timeout))
+    }
+
+    /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
+    /// giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, MultiUseWord};
+    ///
+    /// let word = MultiUseWord::new();
+    /// // A free monitor is entered even when the deadline has passed.
+    /// let guard = word.try_lock_until_interruptibly(Instant::now()).unwrap();
+    /// assert_eq!(guard.map(|guard| guard.depth()), Some(1));
+    /// ```
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<MonitorGuard<'_>>, crate::Interrupted> {
+        self.enter_interruptibly_until(Some(deadline))
+    }
+
+    /// The two timed interruptible enters; no deadline waits as
+    /// `lock_interruptibly`.
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    fn enter_interruptibly_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<MonitorGuard<'_>>, crate::Interrupted> {
+        if interrupted_before() {
+            return Err(crate::Interrupted);
+        }
+        let ee = ExecEnv::current();
+        let entered = released_unless(ee, self.enter_interruptibly::<true>(ee, deadline));
+        timed_out_or_interrupted(entered)
+            .map(|entered| entered.map(|record| MonitorGuard::new(self, record)))
     }
 
     /// Whether some thread owns the monitor now (a snapshot).
@@ -285,206 +362,3 @@ impl MultiUseWord {
 /// that does not hold the monitor.
 const NOT_HELD: &str = "metalock: force_unlock (or make_guard_unchecked) by a thread that does \
     not hold the monitor (Java's IllegalMonitorStateException); nothing was released";
-
-/// Any type that embeds a [`MultiUseWord`] gets a monitor by implementing
-/// this one method.
-///
-/// ```
-/// use metalock::{Monitor, MultiUseWord};
-///
-/// struct Account {
-///     word: MultiUseWord,
-///     id: u32,
-/// }
-///
-/// impl Monitor for Account {
-///     fn multi_use_word(&self) -> &MultiUseWord {
-///         &self.word
-///     }
-/// }
-///
-/// let account = Account { word: MultiUseWord::new(), id: 7 };
-/// let id = account.synchronized(|guard| {
-///     assert_eq!(guard.depth(), 1);
-///     account.id
-/// });
-/// assert_eq!(id, 7);
-/// ```
-pub trait Monitor {
-    /// The word that holds this object's monitor.
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// struct Tagged {
-    ///     word: MultiUseWord,
-    /// }
-    ///
-    /// impl Monitor for Tagged {
-    ///     fn multi_use_word(&self) -> &MultiUseWord {
-    ///         &self.word
-    ///     }
-    /// }
-    ///
-    /// let tagged = Tagged { word: MultiUseWord::with_payload(7) };
-    /// let _guard = tagged.lock();
-    /// assert!(tagged.multi_use_word().is_held_by_current_thread());
-    /// assert_eq!(tagged.multi_use_word().payload(), 7);
-    /// ```
-    fn multi_use_word(&self) -> &MultiUseWord;
-
-    /// Enters the object's monitor; see [`MultiUseWord::lock`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn depth_inside(object: &impl Monitor) -> usize {
-    ///     object.lock().depth()
-    /// }
-    ///
-    /// let word = MultiUseWord::new(); // a word is a `Monitor` too
-    /// assert_eq!(depth_inside(&word), 1);
-    /// let _guard = word.lock();
-    /// assert_eq!(depth_inside(&word), 2);
-    /// ```
-    fn lock(&self) -> MonitorGuard<'_> {
-        self.multi_use_word().lock()
-    }
-
-    /// Enters the object's monitor if it is free or already ours; see
-    /// [`MultiUseWord::try_lock`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn enter_twice(object: &impl Monitor) -> Option<usize> {
-    ///     let _outer = object.lock();
-    ///     object.try_lock().map(|inner| inner.depth())
-    /// }
-    ///
-    /// assert_eq!(enter_twice(&MultiUseWord::new()), Some(2));
-    /// ```
-    fn try_lock(&self) -> Option<MonitorGuard<'_>> {
-        self.multi_use_word().try_lock()
-    }
-
-    /// Runs `f` inside the object's monitor, like Java's `synchronized`
-    /// block; the monitor is released however `f` ends.
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    /// use std::time::Duration;
-    ///
-    /// let word = MultiUseWord::new();
-    /// let timed_out = word.synchronized(|guard| guard.wait_for(Duration::from_millis(1)));
-    /// assert!(timed_out.timed_out());
-    /// assert!(!word.is_locked()); // released when `f` returned
-    /// ```
-    fn synchronized<R>(&self, f: impl FnOnce(&mut MonitorGuard<'_>) -> R) -> R {
-        let mut guard = self.lock();
-        f(&mut guard)
-    }
-
-    /// Enters the object's monitor, waiting at most `timeout`; see
-    /// [`MultiUseWord::try_lock_for`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    /// use std::time::Duration;
-    ///
-    /// fn busy(object: &(impl Monitor + Sync)) -> bool {
-    ///     std::thread::scope(|s| {
-    ///         s.spawn(|| object.try_lock_for(Duration::from_millis(1)).is_none())
-    ///             .join()
-    ///             .unwrap()
-    ///     })
-    /// }
-    ///
-    /// let word = MultiUseWord::new();
-    /// assert!(!busy(&word));
-    /// let _guard = word.lock();
-    /// assert!(busy(&word));
-    /// ```
-    #[track_caller]
-    fn try_lock_for(&self, timeout: Duration) -> Option<MonitorGuard<'_>> {
-        self.multi_use_word().try_lock_for(timeout)
-    }
-
-    /// Enters the object's monitor, waiting at most until `deadline`; see
-    /// [`MultiUseWord::try_lock_until`].
-    ///
-    /// ```
-    /// use metalock::{Instant, Monitor, MultiUseWord};
-    ///
-    /// fn depth_by(object: &impl Monitor, deadline: Instant) -> Option<usize> {
-    ///     object.try_lock_until(deadline).map(|guard| guard.depth())
-    /// }
-    ///
-    /// assert_eq!(depth_by(&MultiUseWord::new(), Instant::now()), Some(1));
-    /// ```
-    #[track_caller]
-    fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
-        self.multi_use_word().try_lock_until(deadline)
-    }
-
-    /// Enters the object's monitor unless the thread is interrupted first;
-    /// see [`MultiUseWord::lock_interruptibly`].
-    ///
-    /// ```
-    /// use metalock::{Interrupted, Monitor, MultiUseWord};
-    ///
-    /// metalock::interrupt_handle().interrupt();
-    /// let word = MultiUseWord::new();
-    /// assert!(matches!(word.lock_interruptibly(), Err(Interrupted))); // set before
-    /// assert!(Monitor::lock_interruptibly(&word).is_ok()); // and cleared
-    /// ```
-    #[cfg(feature = "std")]
-    #[track_caller]
-    fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, crate::Interrupted> {
-        self.multi_use_word().lock_interruptibly()
-    }
-
-    /// Whether some thread holds the object's monitor now; see
-    /// [`MultiUseWord::is_locked`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn locked(object: &impl Monitor) -> bool {
-    ///     object.is_locked()
-    /// }
-    ///
-    /// let word = MultiUseWord::new();
-    /// let guard = word.lock();
-    /// assert!(locked(&word));
-    /// drop(guard);
-    /// assert!(!locked(&word));
-    /// ```
-    fn is_locked(&self) -> bool {
-        self.multi_use_word().is_locked()
-    }
-
-    /// Whether the calling thread holds the object's monitor; see
-    /// [`MultiUseWord::is_held_by_current_thread`].
-    ///
-    /// ```
-    /// use metalock::{Monitor, MultiUseWord};
-    ///
-    /// fn mine(object: &impl Monitor) -> bool {
-    ///     object.is_held_by_current_thread()
-    /// }
-    ///
-    /// let word = MultiUseWord::new();
-    /// let _guard = word.lock();
-    /// assert!(mine(&word));
-    /// ```
-    fn is_held_by_current_thread(&self) -> bool {
-        self.multi_use_word().is_held_by_current_thread()
-    }
-}
-
-impl Monitor for MultiUseWord {
-    fn multi_use_word(&self) -> &MultiUseWord {
-        self
-    }
-}

@@ -5,7 +5,7 @@ use core::marker::PhantomData;
 use core::num::NonZeroUsize;
 use core::ptr;
 
-use super::Overflow;
+use super::enter::Overflow;
 use crate::guard::{AbortOnUnwind, AsMonitorGuard, MonitorGuard, check_depth_one, sealed};
 use crate::monitor::home::Patience;
 
@@ -174,7 +174,7 @@ impl KeyedGuard<'_> {
         impl Drop for Reenter<'_, '_> {
             fn drop(&mut self) {
                 let entering = AbortOnUnwind;
-                let Some(fresh) = super::enter(self.key, Patience::Until(None)) else {
+                let Some(fresh) = super::enter::enter(self.key, Patience::Until(None)) else {
                     unreachable!("a lock without a deadline gave up")
                 };
                 core::mem::forget(entering);

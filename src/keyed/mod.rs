@@ -26,27 +26,27 @@
 //! `notify_one` meant for one can wake a waiter of the other, so they need
 //! `notify_all`, or a [`Condition`](crate::Condition) each.
 
+mod enter;
 mod guard;
 mod table;
 mod waiting;
 
+use self::enter::{enter, inspect};
 pub use self::guard::KeyedGuard;
 #[cfg(loom)]
 pub(crate) use self::table::create_table;
 
 use core::num::NonZeroUsize;
-use core::ptr::NonNull;
 use core::time::Duration;
 
-use self::table::{NoRoom, Reserved, table};
+use self::table::table;
 use crate::exec_env::ExecEnv;
 use crate::guard::{
-    MonitorGuard, deadline_after, entered_or_interrupted, interrupted_before, try_entered,
+    deadline_after, entered_or_interrupted, interrupted_before, timed_out_or_interrupted,
 };
-use crate::lock_record::LockRecord;
-use crate::monitor::home::{self, Home, Keyed, Patience};
+use crate::monitor::home::{self, Patience};
 use crate::sys::Instant;
-use crate::word::{LOCKED, MultiUseWord, state};
+use crate::word::{LOCKED, state};
 
 /// The key of a value: the address of its first byte.
 #[inline(always)]
@@ -55,195 +55,9 @@ fn key_of<T: ?Sized>(value: &T) -> NonZeroUsize {
     NonZeroUsize::new(key).unwrap_or_else(|| unreachable!("a reference is never null"))
 }
 
-/// Enters the monitor of `key`, waiting as `patience` allows.
-#[inline(always)]
-#[track_caller]
-fn enter(key: NonZeroUsize, patience: Patience) -> Option<KeyedGuard<'static>> {
-    let (home, bits) = home::locate(key.get());
-    let ee = ExecEnv::current();
-    // The slow path hands back the word and the record, two registers, and
-    // the guard is built here on both paths: a guard the slow path wrote
-    // through memory kept the fast path's guard in memory too, a chain of
-    // stores and reloads on every uncontended pair.
-    let (word, record) = match home.enter_fast(ee, bits) {
-        Some(record) => (home.word(), record),
-        None => enter_slow(ee, home, key, bits, patience)?,
-    };
-    // A word other than the home's is the address's overflow entry, whose
-    // reference the slow path took for the guard (`enter_overflow`).
-    // (`then`, not `then_some`: an `Overflow` made and dropped for the home
-    // would give back a reference nobody took.)
-    let overflow = (!core::ptr::eq(word, home.word())).then(|| Overflow(key));
-    Some(KeyedGuard::new(
-        MonitorGuard::new(word, record),
-        overflow,
-        key,
-    ))
-}
-
-/// A monitor entered: its word (the home's, or an overflow entry's) and
-/// the calling thread's record in it.
-type Entered = (&'static MultiUseWord, &'static LockRecord);
-
-/// `enter` through the home's meta-lock, and on to the overflow table if
-/// the home serves another address.
-#[cold]
-#[track_caller]
-fn enter_slow(
-    ee: &'static ExecEnv,
-    home: &'static Home,
-    key: NonZeroUsize,
-    bits: usize,
-    patience: Patience,
-) -> Option<Entered> {
-    // Making room in the table allocates, and an allocator that locks
-    // monitors could otherwise release a detached EE between two tries.
-    // SAFETY: `ee` is the calling thread's EE.
-    let kept = unsafe { ee.keep_bound_if_detached() };
-    // Dropped after the home's meta-lock: it may give back a word.
-    let mut reserved = Reserved::none();
-    loop {
-        table().debug_assert_reserved_for(key.get(), &reserved);
-        // With a word reserved, only try: the home may have been rekeyed
-        // for this address meanwhile and be held, and the thread would
-        // wait there with the word, which the shard's other addresses may
-        // need. It gives the word back and then waits.
-        let trying = if reserved.is_some() {
-            Patience::None
-        } else {
-            patience
-        };
-        let found = home.enter_slow(ee, bits, trying, || {
-            let acquired = table().acquire(key.get(), &mut reserved);
-            if let Ok((_, true)) = acquired {
-                home.count_overflow(true);
-            }
-            acquired.map(|(word, _)| word)
-        });
-        return match found {
-            Keyed::Entered(record) => Some((home.word(), record)),
-            Keyed::GaveUp if reserved.is_some() && !matches!(patience, Patience::None) => {
-                reserved = Reserved::none();
-                continue;
-            }
-            Keyed::GaveUp => {
-                drop(reserved);
-                drop(kept);
-                // SAFETY: `ee` is the calling thread's EE.
-                unsafe { ee.release_if_idle_and_detached() };
-                None
-            }
-            Keyed::Elsewhere(Ok(word)) => {
-                // The reference taken is owned from here, so that an unwind
-                // from the drops below gives it back.
-                let overflow = Overflow(key);
-                // The word's own enter keeps and releases the EE as needed.
-                drop(reserved);
-                drop(kept);
-                enter_overflow(overflow, word, patience)
-            }
-            // Allocated with no lock held, then tried again: the home may
-            // even be free for the key by then.
-            Keyed::Elsewhere(Err(NoRoom)) => {
-                // SAFETY: `ee` is the calling thread's EE, kept bound by
-                // `kept` if detached.
-                let _allocating = unsafe { ee.allocating() };
-                table().make_room(key.get(), &mut reserved);
-                continue;
-            }
-        };
-    }
-}
-
-/// Enters the monitor of an address in the overflow table, `word`, whose
-/// reference `overflow` holds. Entered, the reference passes to the
-/// caller's guard (`enter`, which tells the word from the home's); if not,
-/// it is given back.
-#[cold]
-#[track_caller]
-fn enter_overflow(
-    overflow: Overflow,
-    word: NonNull<MultiUseWord>,
-    patience: Patience,
-) -> Option<Entered> {
-    // SAFETY: the reference `overflow` holds keeps the word alive, and the
-    // guard `enter` makes drops its monitor guard before its `Overflow`
-    // (field order); if the enter gives up, `overflow` gives the reference
-    // back. The `'static` is never seen outside: the guard's `monitor` is
-    // private, the `MonitorRef` of `AsMonitorGuard` is opaque, and no
-    // method returns the word.
-    let word: &'static MultiUseWord = unsafe { word.as_ref() };
-    let record = match patience {
-        Patience::Until(None) => Some(word.enter::<true>(ExecEnv::current())),
-        Patience::Until(Some(deadline)) => {
-            try_entered(|ee| word.try_enter_until::<true>(ee, deadline))
-        }
-        Patience::Interruptibly => try_entered(|ee| word.enter_interruptibly::<true>(ee)),
-        Patience::None => try_entered(|ee| word.try_enter::<true>(ee)),
-    }?;
-    core::mem::forget(overflow);
-    Some((word, record))
-}
-
-/// A reference to the overflow entry of an address; dropping it gives the
-/// reference back, under the meta-lock of the address's home.
-#[derive(Debug)]
-struct Overflow(NonZeroUsize);
-
-impl Drop for Overflow {
-    // Inlined, with the work out of line and the key passed by value, so
-    // that a guard without an overflow entry stays in registers.
-    #[inline]
-    fn drop(&mut self) {
-        release_overflow(self.0);
-    }
-}
-
-/// Gives back the reference to the overflow entry of `key`.
-#[cold]
-#[inline(never)]
-fn release_overflow(key: NonZeroUsize) {
-    let key = key.get();
-    let (home, _) = home::locate(key);
-    let released = home.with_meta_lock(|| {
-        let released = table().release(key);
-        if matches!(released, Ok(Some(_))) {
-            home.count_overflow(false);
-        }
-        released
-    });
-    // Dropped here, with no lock held: it may free memory.
-    let leftover = released.unwrap_or_else(|misuse| misuse.raise());
-    drop(leftover);
-}
-
-/// Runs `f` on the word value of the monitor of `key` if it has one in use
-/// or idle in its home; `None` if not. Makes no table entry.
-fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
-    let (home, bits) = home::locate(key.get());
-    match home.inspect(bits, &f) {
-        Ok(found) => Some(found),
-        Err(false) => None,
-        // Bound before the shard lock (binding allocates): a BUSY entry's
-        // read and the reference's return under the home's meta-lock both
-        // need the EE.
-        Err(true) => ExecEnv::with_current(|_| match table().inspect(key.get(), &f)? {
-            Ok(found) => Some(found),
-            Err(word) => {
-                // Given back, under the home's meta-lock as every reference,
-                // once the word is read with no shard lock held.
-                let _reference = Overflow(key);
-                // SAFETY: the reference keeps the entry's word alive until
-                // `_reference` drops.
-                Some(unsafe { word.as_ref() }.inspect(&f))
-            }
-        }),
-    }
-}
-
 /// Enters the monitor of `value`, which need not embed anything: the monitor
 /// is found by the value's address. Reentrant; the guard has the methods of
-/// [`MonitorGuard`], and borrows `value`, which can then neither move nor
+/// [`MonitorGuard`](crate::MonitorGuard), and borrows `value`, which can then neither move nor
 /// die while its monitor is held or waited on. A guard leaked with
 /// `mem::forget` ends the borrow but keeps the monitor held: a value later
 /// put at the same address finds it held by this thread for good.
@@ -331,7 +145,7 @@ pub fn lock_interruptibly<T: ?Sized>(value: &T) -> Result<KeyedGuard<'_>, crate:
     if interrupted_before() {
         return Err(crate::Interrupted);
     }
-    entered_or_interrupted(enter(key_of(value), Patience::Interruptibly))
+    entered_or_interrupted(enter(key_of(value), Patience::Interruptibly(None)))
 }
 
 /// As [`try_lock`], waiting at most `timeout` for another thread to
@@ -372,6 +186,68 @@ pub fn try_lock_for<T: ?Sized>(value: &T, timeout: Duration) -> Option<KeyedGuar
 #[track_caller]
 pub fn try_lock_until<T: ?Sized>(value: &T, deadline: Instant) -> Option<KeyedGuard<'_>> {
     enter(key_of(value), Patience::Until(Some(deadline)))
+}
+
+/// As [`try_lock_for`], unless the calling thread is interrupted first, as
+/// [`lock_interruptibly`] (Java's `Lock.tryLock(time, unit)`; see
+/// [`MultiUseWord::try_lock_for_interruptibly`](crate::MultiUseWord::try_lock_for_interruptibly)):
+/// `Ok(None)` if another thread still holds the monitor after `timeout`,
+/// [`Interrupted`](crate::Interrupted), the flag cleared, for an interrupt
+/// set before the call or one that comes while the thread waits.
+///
+/// ```
+/// use metalock::Interrupted;
+/// use std::time::Duration;
+///
+/// let jobs = vec![1, 2, 3];
+/// metalock::interrupt_handle().interrupt();
+/// let tried = metalock::try_lock_for_interruptibly(&jobs, Duration::from_millis(10));
+/// assert!(matches!(tried, Err(Interrupted)));
+/// let tried = metalock::try_lock_for_interruptibly(&jobs, Duration::from_millis(10));
+/// assert_eq!(tried.unwrap().map(|guard| guard.depth()), Some(1));
+/// ```
+#[track_caller]
+pub fn try_lock_for_interruptibly<T: ?Sized>(
+    value: &T,
+    timeout: Duration,
+) -> Result<Option<KeyedGuard<'_>>, crate::Interrupted> {
+    enter_interruptibly_until(key_of(value), deadline_after(timeout))
+}
+
+/// As [`try_lock_for_interruptibly`], giving up at `deadline`.
+///
+/// ```
+/// use metalock::Instant;
+///
+/// let jobs = vec![1, 2, 3];
+/// let guard = metalock::lock(&jobs);
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         let tried = metalock::try_lock_until_interruptibly(&jobs, Instant::now());
+///         assert!(tried.unwrap().is_none()); // held, and the time is up
+///     });
+/// });
+/// drop(guard);
+/// ```
+#[track_caller]
+pub fn try_lock_until_interruptibly<T: ?Sized>(
+    value: &T,
+    deadline: Instant,
+) -> Result<Option<KeyedGuard<'_>>, crate::Interrupted> {
+    enter_interruptibly_until(key_of(value), Some(deadline))
+}
+
+/// The two timed interruptible enters; no deadline waits as
+/// `lock_interruptibly`.
+#[track_caller]
+fn enter_interruptibly_until(
+    key: NonZeroUsize,
+    deadline: Option<Instant>,
+) -> Result<Option<KeyedGuard<'static>>, crate::Interrupted> {
+    if interrupted_before() {
+        return Err(crate::Interrupted);
+    }
+    timed_out_or_interrupted(enter(key, Patience::Interruptibly(deadline)))
 }
 
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
@@ -430,7 +306,7 @@ pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
     let mut keys = table().keys_by_word();
     for home in home::homes() {
         if let Some(key) = home.key_in_use() {
-            keys.insert(home.word() as *const MultiUseWord as usize, key);
+            keys.insert(home.word() as *const crate::MultiUseWord as usize, key);
         }
     }
     keys

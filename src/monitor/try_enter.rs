@@ -74,19 +74,21 @@ impl MultiUseWord {
 
     /// Enters the monitor, giving up if the calling thread's interrupt flag
     /// is set while another thread owns it (the flag stays set for the
-    /// caller to clear); `REENTRANT` as for `enter`. A thread whose flag is
-    /// gone (in a late thread-local destructor) waits as `enter`.
+    /// caller to clear), or at `deadline` if any; `REENTRANT` as for
+    /// `enter`. A thread whose flag is gone (in a late thread-local
+    /// destructor) waits as `enter`, or `try_enter_until`.
     #[cfg(feature = "std")]
     #[inline]
     #[track_caller]
     pub(crate) fn enter_interruptibly<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
+        deadline: Option<Instant>,
     ) -> Option<&'static LockRecord> {
         // A match, not a closure: a relock's panic reports the caller.
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => Some(record),
-            None => self.enter_interruptibly_slow::<REENTRANT>(ee),
+            None => self.enter_interruptibly_slow::<REENTRANT>(ee, deadline),
         }
     }
 
@@ -97,12 +99,13 @@ impl MultiUseWord {
     fn enter_interruptibly_slow<const REENTRANT: bool>(
         &self,
         ee: &'static ExecEnv,
+        deadline: Option<Instant>,
     ) -> Option<&'static LockRecord> {
         // Cloned before any meta-lock (a first use would allocate; the
         // caller's check of the flag has made it already).
         let interrupt = Interrupt::current_if_alive();
         let until = Until {
-            deadline: None,
+            deadline,
             interrupt: interrupt.as_deref(),
         };
         self.enter_slow_until::<REENTRANT>(ee, until)

@@ -231,6 +231,52 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
             .map(|monitor| self.guard(monitor))
     }
 
+    /// As [`try_lock_for`](Self::try_lock_for), unless the calling thread is
+    /// interrupted first; see
+    /// [`MultiUseWord::try_lock_for_interruptibly`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, ReentrantSynchronized};
+    /// use std::time::Duration;
+    ///
+    /// let value = ReentrantSynchronized::new(0);
+    /// let outer = value.lock();
+    /// let timeout = Duration::from_millis(10);
+    /// let inner = value.try_lock_for_interruptibly(timeout).unwrap().unwrap();
+    /// assert_eq!(inner.depth(), 2); // the holder's, at once
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(value.try_lock_for_interruptibly(timeout), Err(Interrupted)));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<ReentrantSynchronizedGuard<'_, T>>, crate::Interrupted> {
+        let entered = self.word.try_lock_for_interruptibly(timeout)?;
+        Ok(entered.map(|monitor| self.guard(monitor)))
+    }
+
+    /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
+    /// giving up at `deadline`.
+    ///
+    /// ```
+    /// use metalock::{Instant, ReentrantSynchronized};
+    ///
+    /// let value = ReentrantSynchronized::new(0);
+    /// let entered = value.try_lock_until_interruptibly(Instant::now()).unwrap();
+    /// assert!(entered.is_some()); // free
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<ReentrantSynchronizedGuard<'_, T>>, crate::Interrupted> {
+        let entered = self.word.try_lock_until_interruptibly(deadline)?;
+        Ok(entered.map(|monitor| self.guard(monitor)))
+    }
+
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).
     ///
     /// ```

@@ -68,6 +68,7 @@ mod arc;
 #[cfg(target_has_atomic = "ptr")]
 mod arc_waiting;
 mod mapped;
+mod timed;
 mod value_guard;
 mod waiting;
 
@@ -77,13 +78,11 @@ pub use mapped::MappedSynchronizedGuard;
 pub use value_guard::SynchronizedGuard;
 
 use core::fmt;
-use core::time::Duration;
 
 use crate::exec_env::ExecEnv;
-use crate::guard::{self, MonitorGuard, deadline_after};
+use crate::guard::{self, MonitorGuard};
 use crate::lock_record::LockRecord;
 use crate::primitive::UnsafeCell;
-use crate::sys::Instant;
 use crate::word::MultiUseWord;
 
 /// A value of type `T` protected by a one-word monitor: reach it through
@@ -226,32 +225,6 @@ impl<T: ?Sized> Synchronized<T> {
         }
     }
 
-    /// As [`lock`](Self::lock), unless the calling thread is interrupted
-    /// before it enters (see [`MultiUseWord::lock_interruptibly`]): then
-    /// [`Interrupted`](crate::Interrupted), the flag cleared. Locking again
-    /// on the thread that holds it panics, as `lock` (unless the flag is
-    /// set: that returns `Interrupted` first).
-    ///
-    /// ```
-    /// use metalock::{Interrupted, Synchronized};
-    ///
-    /// let jobs = Synchronized::new(0);
-    /// metalock::interrupt_handle().interrupt();
-    /// assert!(matches!(jobs.lock_interruptibly(), Err(Interrupted)));
-    /// *jobs.lock_interruptibly().unwrap() += 1;
-    /// ```
-    #[cfg(feature = "std")]
-    #[inline]
-    #[track_caller]
-    pub fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, T>, crate::Interrupted> {
-        if guard::interrupted_before() {
-            return Err(crate::Interrupted);
-        }
-        let ee = ExecEnv::current();
-        let entered = guard::released_unless(ee, self.word.enter_interruptibly::<false>(ee));
-        guard::entered_or_interrupted(entered).map(|record| self.guard(record))
-    }
-
     /// Enters the monitor if it is free; `None` if another thread holds it or
     /// the calling thread does.
     ///
@@ -264,58 +237,6 @@ impl<T: ?Sized> Synchronized<T> {
     #[inline]
     pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
         guard::try_entered(|ee| self.word.try_enter::<false>(ee)).map(|record| self.guard(record))
-    }
-
-    /// Enters the monitor, waiting at most `timeout` for another thread to
-    /// release it; `None` if it still holds it then, or if the calling
-    /// thread holds it (as [`try_lock`](Self::try_lock), at once).
-    ///
-    /// ```
-    /// use metalock::Synchronized;
-    /// use std::time::Duration;
-    ///
-    /// let counter = Synchronized::new(0);
-    /// let held = counter.lock();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| assert!(counter.try_lock_for(Duration::from_millis(10)).is_none()));
-    /// });
-    /// drop(held);
-    /// *counter.try_lock_for(Duration::from_millis(10)).unwrap() += 1;
-    /// assert_eq!(*counter.lock(), 1);
-    /// ```
-    #[inline]
-    pub fn try_lock_for(&self, timeout: Duration) -> Option<SynchronizedGuard<'_, T>> {
-        match deadline_after(timeout) {
-            Some(deadline) => self.try_lock_until(deadline),
-            // A timeout past what the clock can hold: no deadline, except
-            // that the owner gets `None` at once, as from any try.
-            None if self.is_held_by_current_thread() => None,
-            None => Some(self.lock()),
-        }
-    }
-
-    /// As [`try_lock_for`](Self::try_lock_for), giving up at `deadline`.
-    ///
-    /// ```
-    /// use metalock::{Instant, Synchronized};
-    /// use std::time::Duration;
-    ///
-    /// let value = Synchronized::new(0);
-    /// let held = value.lock();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| {
-    ///         let deadline = Instant::now() + Duration::from_millis(10);
-    ///         assert!(value.try_lock_until(deadline).is_none());
-    ///     });
-    /// });
-    /// drop(held);
-    /// *value.try_lock_until(Instant::now()).unwrap() += 1;
-    /// assert_eq!(*value.lock(), 1);
-    /// ```
-    #[inline]
-    pub fn try_lock_until(&self, deadline: Instant) -> Option<SynchronizedGuard<'_, T>> {
-        guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
-            .map(|record| self.guard(record))
     }
 
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).

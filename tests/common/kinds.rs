@@ -23,6 +23,14 @@ pub trait Kind: Sync + Sized {
     fn make() -> Self;
     fn lock(&self) -> Self::Guard<'_>;
     fn lock_interruptibly(&self) -> Result<Self::Guard<'_>, Interrupted>;
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<Self::Guard<'_>>, Interrupted>;
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<Self::Guard<'_>>, Interrupted>;
     fn try_lock(&self) -> Option<Self::Guard<'_>>;
     fn is_locked(&self) -> bool;
     fn is_held_by_current_thread(&self) -> bool;
@@ -149,6 +157,18 @@ impl Kind for MultiUseWord {
     fn lock_interruptibly(&self) -> Result<MonitorGuard<'_>, Interrupted> {
         MultiUseWord::lock_interruptibly(self)
     }
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<MonitorGuard<'_>>, Interrupted> {
+        MultiUseWord::try_lock_for_interruptibly(self, timeout)
+    }
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<MonitorGuard<'_>>, Interrupted> {
+        MultiUseWord::try_lock_until_interruptibly(self, deadline)
+    }
     fn try_lock(&self) -> Option<MonitorGuard<'_>> {
         MultiUseWord::try_lock(self)
     }
@@ -173,6 +193,18 @@ impl Kind for Synchronized<()> {
     fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, ()>, Interrupted> {
         Synchronized::lock_interruptibly(self)
     }
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<SynchronizedGuard<'_, ()>>, Interrupted> {
+        Synchronized::try_lock_for_interruptibly(self, timeout)
+    }
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<SynchronizedGuard<'_, ()>>, Interrupted> {
+        Synchronized::try_lock_until_interruptibly(self, deadline)
+    }
     fn try_lock(&self) -> Option<SynchronizedGuard<'_, ()>> {
         Synchronized::try_lock(self)
     }
@@ -196,6 +228,18 @@ impl Kind for ReentrantSynchronized<()> {
     }
     fn lock_interruptibly(&self) -> Result<ReentrantSynchronizedGuard<'_, ()>, Interrupted> {
         ReentrantSynchronized::lock_interruptibly(self)
+    }
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<ReentrantSynchronizedGuard<'_, ()>>, Interrupted> {
+        ReentrantSynchronized::try_lock_for_interruptibly(self, timeout)
+    }
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<ReentrantSynchronizedGuard<'_, ()>>, Interrupted> {
+        ReentrantSynchronized::try_lock_until_interruptibly(self, deadline)
     }
     fn try_lock(&self) -> Option<ReentrantSynchronizedGuard<'_, ()>> {
         ReentrantSynchronized::try_lock(self)
@@ -237,6 +281,18 @@ impl Kind for Keyed {
     }
     fn lock_interruptibly(&self) -> Result<KeyedGuard<'_>, Interrupted> {
         metalock::lock_interruptibly(self.0)
+    }
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<KeyedGuard<'_>>, Interrupted> {
+        metalock::try_lock_for_interruptibly(self.0, timeout)
+    }
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<KeyedGuard<'_>>, Interrupted> {
+        metalock::try_lock_until_interruptibly(self.0, deadline)
     }
     fn try_lock(&self) -> Option<KeyedGuard<'_>> {
         metalock::try_lock(self.0)

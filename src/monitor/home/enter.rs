@@ -212,7 +212,7 @@ impl Home {
         // SAFETY: `ee` is the calling thread's EE.
         let record = unsafe { ee.peek_lock_record() };
         let interrupt = match patience {
-            Patience::Interruptibly => Interrupt::current_if_alive(),
+            Patience::Interruptibly(_) => Interrupt::current_if_alive(),
             _ => None,
         };
         // Blocked from here, as in `enter_slow_until`.
@@ -220,7 +220,10 @@ impl Home {
         let _blocked = ee.diag.block(
             core::ptr::from_ref(&self.word) as usize,
             false,
-            matches!(patience, Patience::None | Patience::Until(Some(_))),
+            matches!(
+                patience,
+                Patience::None | Patience::Until(Some(_)) | Patience::Interruptibly(Some(_))
+            ),
             Some(self.address_of(key)),
         );
         let mut held = self.word.get_meta_lock(ee);

@@ -290,8 +290,9 @@ pub(crate) enum Patience {
     None,
     /// Until the deadline, if any.
     Until(Option<Instant>),
-    /// Until the calling thread's interrupt flag is set.
-    Interruptibly,
+    /// Until the calling thread's interrupt flag is set, or the deadline,
+    /// if any.
+    Interruptibly(Option<Instant>),
 }
 
 impl Patience {
@@ -302,8 +303,8 @@ impl Patience {
         match self {
             Patience::None => Until::FOREVER,
             Patience::Until(deadline) => Until::deadline(deadline),
-            Patience::Interruptibly => Until {
-                deadline: None,
+            Patience::Interruptibly(deadline) => Until {
+                deadline,
                 interrupt,
             },
         }
