@@ -735,6 +735,48 @@ fn keyed_try_lock_races_an_unlock_and_reclaim() {
     );
 }
 
+/// `queue_length` of an overflow entry races a contender queueing on it,
+/// its hand-over and the entry's reclaim: the main thread holds x (the
+/// home) and y (an entry) while the other thread locks y; y's queue is 0
+/// or 1 while both are held, x's is 0 throughout, and once the main thread
+/// lets y go, y's queue is empty (its one contender handed the monitor or
+/// invited out of the queue), whether the entry is still there or
+/// reclaimed under the query's reference. Asserts that some execution
+/// counted the contender.
+#[test]
+fn keyed_queue_length_races_a_contender_and_reclaim() {
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "keyed_queue_length_races_a_contender_and_reclaim",
+        builder(3),
+        || {
+            let values = Values::new();
+            let x = metalock::lock(&values.x);
+            let y = metalock::lock(&values.y);
+            let contender = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump(&values.y))
+            };
+            let queued = metalock::queue_length(&values.y);
+            assert!(queued <= 1);
+            COUNTED.fetch_add(queued, Relaxed);
+            assert_eq!(metalock::queue_length(&values.x), 0);
+            drop(y);
+            assert_eq!(metalock::queue_length(&values.y), 0);
+            drop(x);
+            assert_eq!(metalock::queue_length(&values.x), 0);
+            contender.join().unwrap();
+            assert_eq!(metalock::queue_length(&values.y), 0);
+            assert_eq!(read(&values.y), 1);
+            none_in_use(&values);
+        },
+    );
+    assert!(
+        COUNTED.load(Relaxed) > 0,
+        "no execution counted the contender"
+    );
+}
+
 /// Adds one to `cell` if its keyed monitor is free now; returns whether it
 /// was.
 fn try_bump(cell: &UnsafeCell<usize>) -> bool {

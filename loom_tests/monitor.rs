@@ -1242,6 +1242,41 @@ fn an_interrupted_contender_leaves_the_queue_whole() {
     );
 }
 
+/// `queue_length` races a contender queueing, and the owner's exit: 0 or 1
+/// while the owner holds the monitor, 0 once it has let go (its one
+/// contender handed the monitor or invited out of the queue) and after.
+/// Asserts that some execution counted the contender.
+#[test]
+fn queue_length_races_a_contender_and_an_exit() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "queue_length_races_a_contender_and_an_exit",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let held = shared.word.lock();
+            let contender = spawn(&shared, |shared| {
+                let g = shared.word.lock();
+                shared.bump(&g);
+            });
+            let queued = shared.word.queue_length();
+            assert!(queued <= 1);
+            COUNTED.fetch_add(queued, Relaxed);
+            shared.bump(&held);
+            drop(held);
+            assert_eq!(shared.word.queue_length(), 0);
+            contender.join().unwrap();
+            assert_eq!(shared.word.queue_length(), 0);
+            shared.check_final(2);
+        },
+    );
+    assert!(
+        COUNTED.load(Relaxed) > 0,
+        "no execution counted the contender"
+    );
+}
+
 /// The contenders of the models above.
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {

@@ -201,7 +201,7 @@ pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted}
 #[cfg(feature = "std")]
 pub use keyed::{
     KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, lock_interruptibly,
-    synchronized, try_lock, try_lock_for, try_lock_for_interruptibly, try_lock_until,
+    queue_length, synchronized, try_lock, try_lock_for, try_lock_for_interruptibly, try_lock_until,
     try_lock_until_interruptibly,
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]

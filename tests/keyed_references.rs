@@ -104,6 +104,27 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
     );
 
     {
+        let held = metalock::lock(home);
+        let entry = metalock::lock(other);
+        assert_eq!(metalock::queue_length(other), 0);
+        thread::scope(|s| {
+            s.spawn(|| drop(metalock::lock(other)));
+            while metalock::queue_length(other) == 0 {
+                thread::yield_now();
+            }
+            assert_eq!(metalock::queue_length(home), 0);
+            drop(entry);
+        });
+        assert_eq!(metalock::queue_length(other), 0);
+        drop(held);
+        assert_eq!(metalock::queue_length(other), 0, "no entry made");
+    }
+    none_in_use(
+        home,
+        "queue_length of an overflow entry with a queue, and of none",
+    );
+
+    {
         let _home = metalock::lock(home);
         let entry = metalock::lock_interruptibly(other).expect("free");
         assert_eq!(entry.depth(), 1);

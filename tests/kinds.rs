@@ -309,6 +309,52 @@ fn interrupt_ends_a_timed_lock<K: Kind>() {
     assert!(!monitor.is_locked());
 }
 
+/// `queue_length`: the threads blocked entering (plain, timed and
+/// interruptible) count, a waiter in the wait set does not until a notify
+/// moves it into the queue, the holder entering again never does, and all
+/// are gone once the holder lets them in.
+fn queue_length_counts_the_threads_entering<K: Kind>() {
+    let monitor = K::make();
+    let waiting = AtomicUsize::new(0);
+    let reaches = |n: usize| {
+        let started = Instant::now();
+        while monitor.queue_length() != n {
+            assert!(
+                Instant::now() < started + NEVER,
+                "the queue never reached {n}: {}",
+                monitor.queue_length()
+            );
+            thread::yield_now();
+        }
+    };
+    thread::scope(|s| {
+        s.spawn(|| {
+            let mut guard = monitor.lock();
+            waiting.store(1, Relaxed);
+            while waiting.load(Relaxed) == 1 {
+                guard.wait();
+            }
+        });
+        while waiting.load(Relaxed) == 0 || monitor.try_lock().is_none() {
+            thread::yield_now();
+        }
+        let held = monitor.lock();
+        if K::REENTRANT {
+            let inner = monitor.lock();
+            assert_eq!((inner.depth(), monitor.queue_length()), (2, 0));
+        }
+        s.spawn(|| drop(monitor.lock()));
+        s.spawn(|| assert!(monitor.try_lock_for_interruptibly(NEVER).unwrap().is_some()));
+        s.spawn(|| assert!(monitor.lock_interruptibly().is_ok()));
+        reaches(3);
+        waiting.store(2, Relaxed);
+        assert_eq!(held.notify_all(), 1);
+        reaches(4);
+        drop(held);
+    });
+    assert_eq!(monitor.queue_length(), 0);
+}
+
 /// An interrupt that races the holder's release: the contender either
 /// enters, and then its flag stays set (the interrupt came before the
 /// release it entered by), or reports the interrupt with the flag cleared;
@@ -701,6 +747,12 @@ macro_rules! semantics {
             fn interrupt_ends_a_timed_lock() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::interrupt_ends_a_timed_lock::<$kind>();
+            }
+
+            #[test]
+            fn queue_length_counts_the_threads_entering() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::queue_length_counts_the_threads_entering::<$kind>();
             }
 
             #[test]

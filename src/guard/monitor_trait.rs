@@ -211,6 +211,22 @@ pub trait Monitor {
         self.multi_use_word().try_lock_until_interruptibly(deadline)
     }
 
+    /// How many threads are queued to enter the object's monitor now; see
+    /// [`MultiUseWord::queue_length`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn contended(object: &impl Monitor) -> bool {
+    ///     object.queue_length() > 0
+    /// }
+    ///
+    /// assert!(!contended(&MultiUseWord::new()));
+    /// ```
+    fn queue_length(&self) -> usize {
+        self.multi_use_word().queue_length()
+    }
+
     /// Whether some thread holds the object's monitor now; see
     /// [`MultiUseWord::is_locked`].
     ///

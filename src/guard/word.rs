@@ -223,6 +223,33 @@ impl MultiUseWord {
             .map(|entered| entered.map(|record| MonitorGuard::new(self, record)))
     }
 
+    /// How many threads are queued to enter the monitor now (a snapshot, as
+    /// Java's `ReentrantLock.getQueueLength`, for monitoring): threads
+    /// blocked in `lock` or a timed or interruptible enter, and notified
+    /// waiters moved into the queue to enter again; not the waiters still in
+    /// the wait set, and not a thread that a release just invited out of the
+    /// queue on its way to the monitor. One load when nobody is queued; else
+    /// it walks the queue under the word's meta-lock.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let held = word.lock();
+    /// assert_eq!(word.queue_length(), 0);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| drop(word.lock()));
+    ///     while word.queue_length() == 0 {
+    ///         std::thread::yield_now(); // the other thread has not queued yet
+    ///     }
+    ///     drop(held); // lets it in
+    /// });
+    /// assert_eq!(word.queue_length(), 0);
+    /// ```
+    pub fn queue_length(&self) -> usize {
+        self.queued()
+    }
+
     /// Whether some thread owns the monitor now (a snapshot).
     ///
     /// ```

@@ -11,7 +11,7 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{MonitorGuard, try_entered};
 use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
-use crate::word::MultiUseWord;
+use crate::word::{MultiUseWord, NEUTRAL, state};
 
 /// Enters the monitor of `key`, waiting as `patience` allows.
 #[inline(always)]
@@ -187,15 +187,43 @@ pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R>
         // Bound before the shard lock (binding allocates): a BUSY entry's
         // read and the reference's return under the home's meta-lock both
         // need the EE.
-        Err(true) => ExecEnv::with_current(|_| match table().inspect(key.get(), &f)? {
-            Ok(found) => Some(found),
-            Err(word) => {
-                // Given back, under the home's meta-lock as every reference,
-                // once the word is read with no shard lock held.
-                let _reference = Overflow(key);
-                // SAFETY: the reference keeps the entry's word alive until
-                // `_reference` drops.
-                Some(unsafe { word.as_ref() }.inspect(&f))
+        Err(true) => {
+            ExecEnv::with_current(|_| match table().inspect(key.get(), |b| Some(f(b)))? {
+                Ok(found) => Some(found),
+                Err(word) => {
+                    // Given back, under the home's meta-lock as every reference,
+                    // once the word is read with no shard lock held.
+                    let _reference = Overflow(key);
+                    // SAFETY: the reference keeps the entry's word alive until
+                    // `_reference` drops.
+                    Some(unsafe { word.as_ref() }.inspect(&f))
+                }
+            })
+        }
+    }
+}
+
+/// How many threads are queued to enter the monitor of `key` now (a
+/// snapshot; see `MultiUseWord::queue_length`). Makes no table entry.
+pub(super) fn queue_length(key: NonZeroUsize) -> usize {
+    let (home, bits) = home::locate(key.get());
+    match home.queued(bits) {
+        Ok(queued) => queued,
+        Err(false) => 0,
+        // An entry's queue is walked under its meta-lock, which the shard
+        // lock excludes: a word that shows a queue is read through a
+        // reference, as in `inspect`.
+        Err(true) => ExecEnv::with_current(|_| {
+            let shows_none = |bits| (state(bits) == NEUTRAL).then_some(0);
+            match table().inspect(key.get(), shows_none) {
+                None => 0,
+                Some(Ok(queued)) => queued,
+                Some(Err(word)) => {
+                    let _reference = Overflow(key);
+                    // SAFETY: the reference keeps the entry's word alive
+                    // until `_reference` drops.
+                    unsafe { word.as_ref() }.queued()
+                }
             }
         }),
     }

@@ -250,6 +250,27 @@ fn enter_interruptibly_until(
     timed_out_or_interrupted(enter(key, Patience::Interruptibly(deadline)))
 }
 
+/// How many threads are queued to enter the monitor of `value` now (a
+/// snapshot, for monitoring; see
+/// [`MultiUseWord::queue_length`](crate::MultiUseWord::queue_length)). Makes
+/// no table entry for a value nobody synchronizes on.
+///
+/// ```
+/// let orders = vec![10, 20];
+/// let held = metalock::lock(&orders);
+/// std::thread::scope(|s| {
+///     s.spawn(|| drop(metalock::lock(&orders)));
+///     while metalock::queue_length(&orders) == 0 {
+///         std::thread::yield_now();
+///     }
+///     drop(held);
+/// });
+/// assert_eq!(metalock::queue_length(&orders), 0);
+/// ```
+pub fn queue_length<T: ?Sized>(value: &T) -> usize {
+    enter::queue_length(key_of(value))
+}
+
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
 /// no table entry for a value nobody synchronizes on.
 ///

@@ -106,7 +106,7 @@ use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER};
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
-use crate::word::{BUSY, LOCKED, MultiUseWord, QUEUE_SUMMARY, state};
+use crate::word::{BUSY, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, state};
 
 /// Whether lock and unlock of an uncontended object use the fused
 /// single-compare-and-swap paths of section 5.2, and recursive enter and exit
@@ -233,6 +233,29 @@ impl MultiUseWord {
         // follows takes the meta-lock if it matters.
         let bits = self.word.load(Ordering::Relaxed);
         state(bits) == BUSY || (state(bits) == LOCKED && bits & QUEUE_SUMMARY != 0)
+    }
+
+    /// How many threads are queued to enter the monitor now (a snapshot,
+    /// see `queue::queued_at`); takes the meta-lock unless the word shows
+    /// no queue.
+    pub(crate) fn queued(&self) -> usize {
+        // Relaxed: nothing is read through a word that shows no queue; one
+        // that shows one is read again under its meta-lock. Without the
+        // extra-fast path nothing keeps the summary bit up to date.
+        let bits = self.word.load(Ordering::Relaxed);
+        if state(bits) == NEUTRAL
+            || (EXTRA_FAST && state(bits) == LOCKED && bits & QUEUE_SUMMARY == 0)
+        {
+            return 0;
+        }
+        ExecEnv::with_current(|ee| {
+            let held = self.get_meta_lock(ee);
+            let bits = held.bits;
+            // SAFETY: we hold the meta-lock at `bits`.
+            let queued = unsafe { queue::queued_at(bits) };
+            held.release(bits);
+            queued
+        })
     }
 
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when

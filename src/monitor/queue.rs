@@ -373,6 +373,27 @@ unsafe fn link_behind(owner: &LockRecord, prev: &LockRecord, record: &LockRecord
     }
 }
 
+/// How many records are queued to enter at `bits`, the word's value: none
+/// in NEUTRAL, those behind the owner's in LOCKED, and in WAITERS all of
+/// them (the invited thread on its way to the monitor is no longer queued).
+///
+/// # Safety
+/// `bits` is NEUTRAL, or the value of a word whose meta-lock the caller
+/// holds.
+pub(super) unsafe fn queued_at(bits: usize) -> usize {
+    let first = match state(bits) {
+        // SAFETY: caller's contract: a LOCKED word points at the owner's
+        // record, whose queue is stable under the meta-lock.
+        LOCKED => unsafe { (*record_of(bits)).queue() },
+        WAITERS => record_of(bits),
+        _ => return 0,
+    };
+    // SAFETY: caller's contract; queued records live forever.
+    let next = |record: &&LockRecord| unsafe { record.queue().as_ref() };
+    // SAFETY: as `next`.
+    core::iter::successors(unsafe { first.as_ref() }, next).count()
+}
+
 /// The records queued behind `record`, in order (debug checks and the
 /// test hooks' events only).
 ///

@@ -286,6 +286,19 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
         self.word.is_fair()
     }
 
+    /// How many threads are queued to enter the monitor now (a snapshot,
+    /// for monitoring); see [`MultiUseWord::queue_length`].
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let _outer = value.lock();
+    /// let _inner = value.lock(); // the holder never queues
+    /// assert_eq!(value.queue_length(), 0);
+    /// ```
+    pub fn queue_length(&self) -> usize {
+        self.word.queue_length()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

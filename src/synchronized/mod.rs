@@ -251,6 +251,25 @@ impl<T: ?Sized> Synchronized<T> {
         self.word.is_fair()
     }
 
+    /// How many threads are queued to enter the monitor now (a snapshot,
+    /// for monitoring); see [`MultiUseWord::queue_length`].
+    ///
+    /// ```
+    /// let jobs = metalock::Synchronized::new(Vec::<u32>::new());
+    /// let held = jobs.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| jobs.lock().push(1));
+    ///     while jobs.queue_length() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     drop(held);
+    /// });
+    /// assert_eq!(jobs.queue_length(), 0);
+    /// ```
+    pub fn queue_length(&self) -> usize {
+        self.word.queue_length()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

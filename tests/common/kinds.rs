@@ -34,6 +34,7 @@ pub trait Kind: Sync + Sized {
     fn try_lock(&self) -> Option<Self::Guard<'_>>;
     fn is_locked(&self) -> bool;
     fn is_held_by_current_thread(&self) -> bool;
+    fn queue_length(&self) -> usize;
 }
 
 /// What every guard offers.
@@ -178,6 +179,9 @@ impl Kind for MultiUseWord {
     fn is_held_by_current_thread(&self) -> bool {
         MultiUseWord::is_held_by_current_thread(self)
     }
+    fn queue_length(&self) -> usize {
+        MultiUseWord::queue_length(self)
+    }
 }
 
 impl Kind for Synchronized<()> {
@@ -214,6 +218,9 @@ impl Kind for Synchronized<()> {
     fn is_held_by_current_thread(&self) -> bool {
         Synchronized::is_held_by_current_thread(self)
     }
+    fn queue_length(&self) -> usize {
+        Synchronized::queue_length(self)
+    }
 }
 
 impl Kind for ReentrantSynchronized<()> {
@@ -249,6 +256,9 @@ impl Kind for ReentrantSynchronized<()> {
     }
     fn is_held_by_current_thread(&self) -> bool {
         ReentrantSynchronized::is_held_by_current_thread(self)
+    }
+    fn queue_length(&self) -> usize {
+        ReentrantSynchronized::queue_length(self)
     }
 }
 
@@ -302,5 +312,8 @@ impl Kind for Keyed {
     }
     fn is_held_by_current_thread(&self) -> bool {
         metalock::is_held_by_current_thread(self.0)
+    }
+    fn queue_length(&self) -> usize {
+        metalock::queue_length(self.0)
     }
 }

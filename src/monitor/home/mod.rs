@@ -55,6 +55,7 @@ use crate::sys::Instant;
 use crate::word::{LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
 
 use super::owner_is;
+use super::queue::queued_at;
 use super::try_enter::Until;
 
 /// In a home's NEUTRAL form: some address of this home has its monitor in
@@ -414,9 +415,10 @@ impl Home {
         })
     }
 
-    /// Runs `f` on the home's word value if the home serves `key` now;
-    /// `Err` if it serves another address, carrying whether the home's
-    /// addresses may have overflow entries.
+    /// Runs `f` on the home's word value if the home serves `key` now, under
+    /// the home's meta-lock unless the value is NEUTRAL (so `f` must not
+    /// block); `Err` if it serves another address, carrying whether the
+    /// home's addresses may have overflow entries.
     pub(crate) fn inspect<R>(
         &'static self,
         key: usize,
@@ -435,13 +437,22 @@ impl Home {
             let held = self.word.get_meta_lock(ee);
             let neutral = neutral_form(&held);
             let bits = held.bits;
-            held.release(bits);
-            if key_part(neutral) == key {
+            let found = if key_part(neutral) == key {
                 Ok(f(bits))
             } else {
                 Err(neutral & OVERFLOW != 0)
-            }
+            };
+            held.release(bits);
+            found
         })
+    }
+
+    /// How many threads are queued to enter the home's monitor for `key`
+    /// now (see `MultiUseWord::queued`); `Err` as for `inspect`.
+    pub(crate) fn queued(&'static self, key: usize) -> Result<usize, bool> {
+        // SAFETY: `inspect` runs the closure on a NEUTRAL value, or under
+        // the meta-lock.
+        self.inspect(key, |bits| unsafe { queued_at(bits) })
     }
 
     /// The address the home serves while its monitor is in use (held,
