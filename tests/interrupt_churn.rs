@@ -70,11 +70,12 @@ fn interrupts_and_notifies_with_thread_churn() {
     let records = lock_records_allocated() - records_before;
     let envs = exec_envs_allocated() - envs_before;
     println!(
-        "churn: {secs} s, {threads_run} threads, {} notified returns, {} interrupts reported, \
+        "churn: {secs} s, {threads_run} threads, {} notified returns, {} interrupts reported ({} by enters), \
          {} sent ({} to workers that had exited), {records} lock records and \
          {envs} environments allocated",
         total.notified.iter().sum::<u64>(),
         total.interrupted,
+        total.enters_interrupted,
         sent.total(),
         sent.to_exited
     );

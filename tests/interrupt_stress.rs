@@ -58,11 +58,12 @@ fn interrupts_and_notifies_at_scale() {
     let pending = tallies.iter().filter(|t| t.pending_at_end).count();
     println!(
         "{THREADS} threads x {OPS_PER_THREAD} ops: {} notified returns ({} interruptible), \
-         {} interrupts reported, {pending} pending at the end, {} sent, \
+         {} interrupts reported ({} by enters), {pending} pending at the end, {} sent, \
          at most {} keyed monitors in use",
         total.notified.iter().sum::<u64>(),
         total.notified_interruptibly,
         total.interrupted,
+        total.enters_interrupted,
         sent.total(),
         sent.keyed
     );

@@ -87,8 +87,10 @@ pub struct Tally {
     pub notified: [u64; WAIT_SETS],
     /// Per monitor: increments.
     increments: [u64; MONITORS],
-    /// Waits that reported an interrupt.
+    /// Waits and enters that reported an interrupt.
     pub interrupted: u64,
+    /// Of those, enters (`lock_interruptibly`, `try_lock_for_interruptibly`).
+    pub enters_interrupted: u64,
     /// Interruptible waits that returned notified.
     pub notified_interruptibly: u64,
     /// The interrupt flag, set when the worker ended.
@@ -103,11 +105,28 @@ enum End {
 }
 
 /// One operation on `m`, monitor number `monitor`: lock (twice, sometimes,
-/// where `K` waits at any depth), bump the counter, then wait, notify, or neither,
-/// on its own wait set or its condition's.
+/// where `K` waits at any depth; the inner lock now and then interruptible,
+/// with or without a timeout, and then skipping the rest if it did not
+/// enter), bump the counter, then wait, notify, or neither, on its own wait
+/// set or its condition's.
 fn operate<K: Kind>(m: &Monitor<K>, monitor: usize, rng: &mut Rng, tally: &mut Tally) {
     let _outer = (K::DEEP_WAITS && rng.below(4) == 0).then(|| m.monitor.lock());
-    let mut guard = m.monitor.lock();
+    let entered = match rng.below(8) {
+        0 => m.monitor.lock_interruptibly().map(Some),
+        1 => m
+            .monitor
+            .try_lock_for_interruptibly(Duration::from_micros(50 + rng.below(500))),
+        _ => Ok(Some(m.monitor.lock())),
+    };
+    let mut guard = match entered {
+        Ok(Some(guard)) => guard,
+        Ok(None) => return,
+        Err(Interrupted) => {
+            tally.interrupted += 1;
+            tally.enters_interrupted += 1;
+            return;
+        }
+    };
     let depth = guard.depth();
     // A read-modify-write in two steps, so that a lost update shows;
     // Relaxed, as the monitor alone orders it (its enter acquires what the
@@ -262,6 +281,7 @@ pub fn check(shared: &Shared, tallies: &[Tally], sent: &Sent) -> Tally {
             total.increments[monitor] += tally.increments[monitor];
         }
         total.interrupted += tally.interrupted;
+        total.enters_interrupted += tally.enters_interrupted;
         total.notified_interruptibly += tally.notified_interruptibly;
         let to_it = sent.to.get(&tally.seed).copied().unwrap_or(0);
         assert!(
@@ -295,7 +315,14 @@ pub fn check(shared: &Shared, tallies: &[Tally], sent: &Sent) -> Tally {
         total.notified_interruptibly > 0,
         "no interruptible wait was notified"
     );
-    assert!(total.interrupted > 0, "no wait reported an interrupt");
+    assert!(
+        total.interrupted > total.enters_interrupted,
+        "no wait reported an interrupt"
+    );
+    assert!(
+        total.enters_interrupted > 0,
+        "no interruptible enter reported an interrupt"
+    );
     assert!(
         sent.keyed >= 2,
         "the keyed monitors never used an overflow entry"
