@@ -106,6 +106,7 @@ fn insert_reclaim_and_lock_race() {
         other.join().unwrap();
         assert_eq!(read(&values.x), 2);
         assert_eq!(read(&values.y), 1);
+        none_in_use(&values);
     });
 }
 
@@ -127,6 +128,7 @@ fn two_threads_alternate_two_objects() {
         other.join().unwrap();
         assert_eq!(read(&values.x), 2);
         assert_eq!(read(&values.y), 2);
+        none_in_use(&values);
     });
 }
 
@@ -185,6 +187,7 @@ fn keyed_wait_and_notify() {
             guard.notify_one();
         }
         waiter.join().unwrap();
+        none_in_use(&values);
     });
 }
 
@@ -367,7 +370,8 @@ fn a_timed_enter_gives_up_beside_another_address() {
 /// thread holds x; the main thread interrupts it, locks y (which shares
 /// the home) and lets x go: the enter reports the interrupt (flag cleared)
 /// or enters (flag still set), y is its own monitor, and no keyed monitor
-/// is left in use, nor a pin on the home.
+/// is left in use, nor a pin on the home. Asserts that both endings were
+/// explored.
 #[test]
 fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
     interrupted_keyed_enter(
@@ -377,7 +381,9 @@ fn an_interrupted_keyed_enter_gives_up_beside_another_address() {
 }
 
 /// As the model above, through `try_lock_for_interruptibly`, whose time
-/// may also run out (then the interrupt stays pending).
+/// may also run out (then the interrupt stays pending), on an overflow
+/// entry: y holds the home first. Asserts that all three endings were
+/// explored.
 #[test]
 fn a_timed_interruptible_keyed_enter_gives_up_beside_another_address() {
     interrupted_keyed_enter(
@@ -388,10 +394,16 @@ fn a_timed_interruptible_keyed_enter_gives_up_beside_another_address() {
 
 /// The body of the two models above.
 fn interrupted_keyed_enter(name: &'static str, timed: bool) {
+    /// Per model (the models of one binary run at once): executions that
+    /// entered, reported the interrupt, timed out.
+    static ENDINGS: [[AtomicUsize; 3]; 2] = [const { [const { AtomicUsize::new(0) }; 3] }; 2];
+    let endings = &ENDINGS[usize::from(timed)];
     let before = events();
     explore(name, builder(3), move || {
         let values = Values::new();
         let race = InterruptRace::new();
+        // The timed model's x is an overflow entry: y holds the home first.
+        let home = timed.then(|| metalock::lock(&values.y));
         let held = metalock::lock(&values.x);
         let interruptible = {
             let (values, race) = (Arc::clone(&values), race.clone());
@@ -401,17 +413,17 @@ fn interrupted_keyed_enter(name: &'static str, timed: bool) {
                     true => metalock::try_lock_for_interruptibly(&values.x, Duration::from_secs(1)),
                     false => metalock::lock_interruptibly(&values.x).map(Some),
                 };
-                let (entered, reported) = match entered {
+                let ending = match entered {
                     Ok(Some(guard)) => {
                         assert_eq!(guard.depth(), 1);
                         // SAFETY: under the monitor of x.
                         values.x.with_mut(|c| unsafe { *c += 1 });
-                        (true, false)
+                        0
                     }
-                    Ok(None) => (false, false),
-                    Err(Interrupted) => (false, true),
+                    Err(Interrupted) => 1,
+                    Ok(None) => 2,
                 };
-                (entered, reported, race.pending_after_the_wait())
+                (ending, race.pending_after_the_wait())
             })
         };
         race.interrupt_then_notify(|| false);
@@ -419,9 +431,11 @@ fn interrupted_keyed_enter(name: &'static str, timed: bool) {
         // SAFETY: under the monitor of x.
         values.x.with_mut(|c| unsafe { *c += 1 });
         drop(held);
-        let (entered, reported, pending) = interruptible.join().unwrap();
-        assert_eq!(pending, !reported, "entered {entered}, pending {pending}");
-        assert_eq!(read(&values.x), 1 + usize::from(entered));
+        drop(home);
+        let (ending, pending) = interruptible.join().unwrap();
+        assert_eq!(pending, ending != 1, "ending {ending}, pending {pending}");
+        endings[ending].fetch_add(1, Relaxed);
+        assert_eq!(read(&values.x), 1 + usize::from(ending == 0));
         assert_eq!(read(&values.y), 1);
         none_in_use(&values);
     });
@@ -430,6 +444,13 @@ fn interrupted_keyed_enter(name: &'static str, timed: bool) {
         &events(),
         &before,
         &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
+    );
+    let seen = endings.each_ref().map(|ending| ending.load(Relaxed));
+    println!("{name}: entered, interrupted, timed out: {seen:?}");
+    let expected = if timed { 3 } else { 2 };
+    assert!(
+        seen[..expected].iter().all(|&n| n > 0),
+        "{name}: not every ending explored: {seen:?}"
     );
 }
 
@@ -641,6 +662,7 @@ fn condition_notify_without_the_monitor_races_a_timeout_and_reclaim() {
             assert_eq!(metalock::keyed_monitors(), 1, "x's entry was not reclaimed");
             drop(home);
             assert_eq!(read(&values.x), 1);
+            none_in_use(&values);
         },
     );
 }
@@ -675,6 +697,7 @@ fn reading_an_overflow_entry_races_its_contention_and_reclaim() {
             assert_eq!(metalock::keyed_monitors(), 1, "x's entry was not reclaimed");
             drop(home);
             assert_eq!(read(&values.x), 2);
+            none_in_use(&values);
         },
     );
 }

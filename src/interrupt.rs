@@ -3,8 +3,9 @@
 //!
 //! Every thread has an interrupt flag. [`InterruptHandle::interrupt`] sets
 //! it; the `wait*_interruptibly` methods of the guards, and the
-//! `lock_interruptibly` methods, end with [`Interrupted`] when it is set
-//! (clearing it), and [`interrupted`] tests and clears it. Plain `wait` and
+//! `lock_interruptibly` and `try_lock_*_interruptibly` methods, end with
+//! [`Interrupted`] when it is set (clearing it), and [`interrupted`] tests
+//! and clears it. Plain `wait` and
 //! `lock` ignore it, as in Java.
 //!
 //! The flag is a thread-local. Once the thread's thread-locals are being
@@ -135,10 +136,10 @@ pub fn interrupted() -> bool {
     Interrupt::take_current()
 }
 
-/// The error of a wait or a `lock_interruptibly` that an interrupt ended,
-/// the thread's interrupt flag cleared: after a wait, the monitor is held
-/// again at the depth it had; after a `lock_interruptibly`, it was not
-/// entered.
+/// The error of a wait or an enter (`lock_interruptibly`,
+/// `try_lock_*_interruptibly`) that an interrupt ended, the thread's
+/// interrupt flag cleared: after a wait, the monitor is held again at the
+/// depth it had; after an enter, it was not entered.
 ///
 /// ```
 /// use metalock::MultiUseWord;

@@ -218,11 +218,12 @@ pub use sys::Instant;
 pub use word::MultiUseWord;
 
 /// Test seams: hooks on the hand-off and monitor slow paths, the count of
-/// execution environments and of internal locks held, a keyed home's pins, the calling thread's
-/// execution environment, running code under a meta-lock
-/// (`MultiUseWord::__with_meta_lock`), and under the model checkers the end
-/// of a thread and its donated records. Only with the `__test-hooks`
-/// feature, which the crate's own tests enable; not part of the API.
+/// execution environments and of internal locks held, a keyed home's pins,
+/// the calling thread's execution environment, running code under a
+/// meta-lock (`MultiUseWord::__with_meta_lock`), and under the model
+/// checkers the end of a thread and its donated records. Only with the
+/// `__test-hooks` feature, which the crate's own tests enable; not part of
+/// the API.
 #[cfg(feature = "__test-hooks")]
 #[doc(hidden)]
 pub mod __test_hooks {

@@ -19,6 +19,8 @@ struct Granule([u8; 8]);
 
 /// A wait that no notify ends; long enough for a loaded machine.
 const SHORT: Duration = Duration::from_millis(2);
+/// A deadline only a lost wake-up reaches.
+const HANG: Duration = Duration::from_secs(60);
 
 /// No keyed monitor in use, and no thread pinned to the home of `value`
 /// (a pin left over would tie the home to one address for good).
@@ -63,11 +65,21 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
                 assert!(metalock::try_lock_for(other, SHORT).is_none());
                 assert!(metalock::try_lock(home).is_none());
                 assert!(metalock::try_lock_for(home, SHORT).is_none());
+                for value in [other, home] {
+                    let tried = metalock::try_lock_for_interruptibly(value, SHORT);
+                    assert!(matches!(tried, Ok(None)), "timed out");
+                    metalock::interrupt_handle().interrupt();
+                    let tried = metalock::try_lock_for_interruptibly(value, SHORT);
+                    assert!(matches!(tried, Err(Interrupted)));
+                }
             });
         });
         assert_eq!(metalock::keyed_monitors(), 2);
     }
-    none_in_use(home, "try_lock and try_lock_for that fail");
+    none_in_use(
+        home,
+        "try_lock, try_lock_for and try_lock_for_interruptibly that fail",
+    );
 
     {
         let _home = metalock::lock(home);
@@ -80,18 +92,19 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
                     Err(Interrupted)
                 ));
                 // Interrupted while queued (most likely) on the entry, then
-                // on the home.
-                for value in [other, home] {
+                // on the home, without and with a deadline.
+                for (value, timed) in [(other, false), (home, false), (other, true), (home, true)] {
                     let handle = metalock::interrupt_handle();
                     thread::scope(|s| {
                         s.spawn(move || {
                             thread::sleep(5 * SHORT);
                             handle.interrupt();
                         });
-                        assert!(matches!(
-                            metalock::lock_interruptibly(value),
-                            Err(Interrupted)
-                        ));
+                        let entered = match timed {
+                            false => metalock::lock_interruptibly(value).map(Some),
+                            true => metalock::try_lock_for_interruptibly(value, HANG),
+                        };
+                        assert!(matches!(entered, Err(Interrupted)));
                     });
                 }
             });
@@ -100,7 +113,8 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
     }
     none_in_use(
         home,
-        "lock_interruptibly interrupted, on an overflow entry and on the home",
+        "lock_interruptibly and try_lock_for_interruptibly interrupted, on an overflow entry \
+         and on the home",
     );
 
     {

@@ -227,7 +227,8 @@ fn interrupt_ends_a_lock<K: Kind>() {
 /// interrupt set before returns `Interrupted` at once, cleared, even with
 /// the monitor free; a free monitor is entered even with no time left (one
 /// level deeper for the holder of a reentrant kind; `None` at once for the
-/// holder of `Synchronized`, whatever the timeout); another thread's
+/// holder of `Synchronized`, whatever the timeout, but `Interrupted`
+/// first for any holder whose flag is set); another thread's
 /// monitor times out as `Ok(None)`, leaving no flag, or ends with
 /// `Interrupted`, cleared, when an interrupt comes while the thread waits,
 /// with or without a deadline the clock can hold.
@@ -256,6 +257,11 @@ fn interrupt_ends_a_timed_lock<K: Kind>() {
             .try_lock_for_interruptibly(timeout)
             .expect("no interrupt");
         assert_eq!(inner.map(|inner| inner.depth()), K::REENTRANT.then_some(2));
+        // The holder too: the flag is checked first.
+        metalock::interrupt_handle().interrupt();
+        let tried = monitor.try_lock_for_interruptibly(timeout);
+        assert!(matches!(tried, Err(Interrupted)));
+        assert!(!metalock::interrupted());
     }
     let (tx, rx) = mpsc::channel();
     let started = AtomicUsize::new(0);

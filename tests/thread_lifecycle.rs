@@ -225,3 +225,86 @@ fn keyed_locks_and_waits_from_late_destructors() {
         "{taken} environments taken for {THREADS} threads one after another"
     );
 }
+
+static GIVE_UP_WORD: MultiUseWord = MultiUseWord::new();
+static GIVE_UP_SYNCHRONIZED: Synchronized<()> = Synchronized::new(());
+static GIVE_UP_KEYED: u64 = 0;
+/// Which enter the late destructors make: an index into `GIVE_UPS`.
+static GIVE_UP: AtomicUsize = AtomicUsize::new(0);
+
+/// An enter, by name, that returns whether it gave up.
+type GiveUp = (&'static str, fn() -> bool);
+
+/// The enters that give up, on the three monitors the test's main thread
+/// holds: timed, and timed and interruptible (whose flag is gone in a late
+/// destructor: it waits as the timed one).
+const GIVE_UPS: [GiveUp; 4] = [
+    ("try_lock_for", || {
+        GIVE_UP_WORD
+            .try_lock_for(Duration::from_millis(1))
+            .is_none()
+    }),
+    ("try_lock_for_interruptibly", || {
+        let tried = GIVE_UP_WORD.try_lock_for_interruptibly(Duration::from_millis(1));
+        matches!(tried, Ok(None))
+    }),
+    ("Synchronized::try_lock_for_interruptibly", || {
+        let tried = GIVE_UP_SYNCHRONIZED.try_lock_for_interruptibly(Duration::from_millis(1));
+        matches!(tried, Ok(None))
+    }),
+    ("keyed try_lock_for_interruptibly", || {
+        let tried = metalock::try_lock_for_interruptibly(&GIVE_UP_KEYED, Duration::from_millis(1));
+        matches!(tried, Ok(None))
+    }),
+];
+
+/// Makes the enter `GIVE_UP` names from a destructor that runs after the
+/// crate's own per-thread teardown.
+struct GivesUpOnDrop;
+
+impl Drop for GivesUpOnDrop {
+    fn drop(&mut self) {
+        let (name, enter) = GIVE_UPS[GIVE_UP.load(Ordering::SeqCst)];
+        assert!(enter(), "{name} entered a monitor another thread holds");
+    }
+}
+
+thread_local! {
+    static GIVES_UP_ON_DROP: GivesUpOnDrop = const { GivesUpOnDrop };
+}
+
+/// Timed and interruptible enters that give up, from a late destructor, on
+/// a detached execution environment: each thread's environment must go
+/// back to the pool afterwards (see
+/// `keyed_locks_and_waits_from_late_destructors`), after each kind of
+/// enter alone.
+#[test]
+fn enters_that_give_up_in_late_destructors_give_back_their_environment() {
+    const THREADS: usize = 30;
+    let held = (
+        GIVE_UP_WORD.lock(),
+        GIVE_UP_SYNCHRONIZED.lock(),
+        metalock::lock(&GIVE_UP_KEYED),
+    );
+    for (i, (name, _)) in GIVE_UPS.iter().enumerate() {
+        GIVE_UP.store(i, Ordering::SeqCst);
+        let before = exec_envs_allocated();
+        for _ in 0..THREADS {
+            thread::spawn(|| {
+                // Registered before the crate's exit guard, so destroyed
+                // after.
+                GIVES_UP_ON_DROP.with(|_| ());
+                drop(WORD.lock());
+            })
+            .join()
+            .expect("a thread that gives up enters in a late destructor exits cleanly");
+        }
+        // As in `keyed_locks_and_waits_from_late_destructors`.
+        let taken = exec_envs_allocated() - before;
+        assert!(
+            taken < THREADS / 2,
+            "{name}: {taken} environments taken for {THREADS} threads one after another"
+        );
+    }
+    drop(held);
+}

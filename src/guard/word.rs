@@ -155,7 +155,11 @@ impl MultiUseWord {
     /// another thread still holds the monitor after `timeout`, and
     /// [`Interrupted`](crate::Interrupted), the flag cleared, for an
     /// interrupt set before the call or one that comes while the thread
-    /// waits (also as its time runs out).
+    /// waits (also as its time runs out). One that comes as the monitor is
+    /// released may find it entered: then the guard, and the flag stays set;
+    /// one that comes after the time ran out stays set too. In a
+    /// thread-local destructor that runs after the crate's own, where the
+    /// flag is gone, it waits as `try_lock_for`.
     ///
     /// ```
     /// use metalock::{Interrupted, MultiUseWord};

@@ -57,8 +57,8 @@ fn key_of<T: ?Sized>(value: &T) -> NonZeroUsize {
 
 /// Enters the monitor of `value`, which need not embed anything: the monitor
 /// is found by the value's address. Reentrant; the guard has the methods of
-/// [`MonitorGuard`](crate::MonitorGuard), and borrows `value`, which can then neither move nor
-/// die while its monitor is held or waited on. A guard leaked with
+/// [`MonitorGuard`](crate::MonitorGuard), and borrows `value`, which can
+/// then neither move nor die while its monitor is held or waited on. A guard leaked with
 /// `mem::forget` ends the borrow but keeps the monitor held: a value later
 /// put at the same address finds it held by this thread for good.
 ///
@@ -335,8 +335,8 @@ pub(crate) fn keys_by_word() -> std::collections::HashMap<usize, usize> {
 
 /// The threads pinned now to the home of `value`'s address (queued to
 /// enter it or waiting on it, where the word may not show them); a test
-/// seam (`__test_hooks::home_pins`). Zero once every such thread is done,
-/// or the home is tied to one address.
+/// seam (`__test_hooks::home_pins`). A count left once every such thread
+/// is done is a leaked pin, which ties the home to one address.
 #[cfg(feature = "__test-hooks")]
 pub fn home_pins<T: ?Sized>(value: &T) -> u32 {
     home::locate(key_of(value).get()).0.pins()

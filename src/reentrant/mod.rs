@@ -248,6 +248,7 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// assert!(matches!(value.try_lock_for_interruptibly(timeout), Err(Interrupted)));
     /// ```
     #[cfg(feature = "std")]
+    #[inline]
     #[track_caller]
     pub fn try_lock_for_interruptibly(
         &self,
@@ -268,6 +269,7 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     /// assert!(entered.is_some()); // free
     /// ```
     #[cfg(feature = "std")]
+    #[inline]
     #[track_caller]
     pub fn try_lock_until_interruptibly(
         &self,

@@ -11,8 +11,9 @@ use crate::sys::Instant;
 
 impl<T: ?Sized> Synchronized<T> {
     /// As [`lock`](Self::lock), unless the calling thread is interrupted
-    /// before it enters (see [`MultiUseWord::lock_interruptibly`]): then
-    /// [`Interrupted`](crate::Interrupted), the flag cleared. Locking again
+    /// before it enters (see
+    /// [`MultiUseWord::lock_interruptibly`](crate::MultiUseWord::lock_interruptibly)):
+    /// then [`Interrupted`](crate::Interrupted), the flag cleared. Locking again
     /// on the thread that holds it panics, as `lock` (unless the flag is
     /// set: that returns `Interrupted` first).
     ///
@@ -89,7 +90,8 @@ impl<T: ?Sized> Synchronized<T> {
     }
 
     /// As [`try_lock_for`](Self::try_lock_for), unless the calling thread is
-    /// interrupted first (see [`MultiUseWord::try_lock_for_interruptibly`]):
+    /// interrupted first (see
+    /// [`MultiUseWord::try_lock_for_interruptibly`](crate::MultiUseWord::try_lock_for_interruptibly)):
     /// `Ok(None)` if another thread still holds the monitor after `timeout`,
     /// or if the calling thread holds it (at once), and
     /// [`Interrupted`](crate::Interrupted), the flag cleared, for an
@@ -114,7 +116,6 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     #[cfg(feature = "std")]
     #[inline]
-    #[track_caller]
     pub fn try_lock_for_interruptibly(
         &self,
         timeout: Duration,
@@ -141,7 +142,6 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     #[cfg(feature = "std")]
     #[inline]
-    #[track_caller]
     pub fn try_lock_until_interruptibly(
         &self,
         deadline: Instant,

@@ -277,7 +277,7 @@ pub(crate) enum Keyed<R> {
     /// The calling thread owns the home's monitor for the key.
     Entered(&'static LockRecord),
     /// Gave up: the monitor is another thread's (`try_lock`), or the
-    /// deadline passed.
+    /// deadline passed, or the interrupt came.
     GaveUp,
     /// The key's monitor lives elsewhere; what `elsewhere` returned, run
     /// under the home's meta-lock.
