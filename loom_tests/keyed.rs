@@ -765,13 +765,14 @@ fn keyed_try_lock_races_an_unlock_and_reclaim() {
 /// lets y go, y's queue is empty (its one contender handed the monitor or
 /// invited out of the queue), whether the entry is still there or
 /// reclaimed under the query's reference. Asserts that some execution
-/// counted the contender.
+/// counted the contender. Capped at bound 3 (14 s; 155 s and 2 million
+/// executions at bound 4).
 #[test]
 fn keyed_queue_length_races_a_contender_and_reclaim() {
     static COUNTED: AtomicUsize = AtomicUsize::new(0);
     explore(
         "keyed_queue_length_races_a_contender_and_reclaim",
-        builder(3),
+        capped(3),
         || {
             let values = Values::new();
             let x = metalock::lock(&values.x);
@@ -791,6 +792,43 @@ fn keyed_queue_length_races_a_contender_and_reclaim() {
             contender.join().unwrap();
             assert_eq!(metalock::queue_length(&values.y), 0);
             assert_eq!(read(&values.y), 1);
+            none_in_use(&values);
+        },
+    );
+    assert!(
+        COUNTED.load(Relaxed) > 0,
+        "no execution counted the contender"
+    );
+}
+
+/// A home's `queue_length` races a timed contender on the home that may
+/// give up and unlink its record: 0 or 1 while the main thread holds x, 0
+/// after. A walk of the home's queue outside its meta-lock races the
+/// unlink. Asserts that some execution counted the contender.
+#[test]
+fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "keyed_queue_length_races_a_timed_contender_giving_up_on_the_home",
+        builder(3),
+        || {
+            let values = Values::new();
+            let x = metalock::lock(&values.x);
+            let contender = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    drop(metalock::try_lock_for(&values.x, Duration::from_secs(1)))
+                })
+            };
+            for _ in 0..2 {
+                let queued = metalock::queue_length(&values.x);
+                assert!(queued <= 1);
+                COUNTED.fetch_add(queued, Relaxed);
+            }
+            assert_eq!(metalock::queue_length(&values.y), 0);
+            drop(x);
+            contender.join().unwrap();
+            assert_eq!(metalock::queue_length(&values.x), 0);
             none_in_use(&values);
         },
     );

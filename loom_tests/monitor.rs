@@ -1242,14 +1242,13 @@ fn an_interrupted_contender_leaves_the_queue_whole() {
     );
 }
 
-/// `queue_length` races a contender queueing, and the owner's exit: 0 or 1
-/// while the owner holds the monitor, 0 once it has let go (its one
-/// contender handed the monitor or invited out of the queue) and after.
-/// Asserts that some execution counted the contender.
+/// `queue_length` races a contender queueing, and the owner's exit: the
+/// owner waits until the query counts its contender (a fast path that
+/// missed a queue would spin it out of loom's budget), then lets it in; 0
+/// once it has let go (its one contender handed the monitor or invited out
+/// of the queue) and after.
 #[test]
 fn queue_length_races_a_contender_and_an_exit() {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    static COUNTED: AtomicUsize = AtomicUsize::new(0);
     explore(
         "queue_length_races_a_contender_and_an_exit",
         two_threads(),
@@ -1260,15 +1259,46 @@ fn queue_length_races_a_contender_and_an_exit() {
                 let g = shared.word.lock();
                 shared.bump(&g);
             });
-            let queued = shared.word.queue_length();
-            assert!(queued <= 1);
-            COUNTED.fetch_add(queued, Relaxed);
+            while shared.word.queue_length() == 0 {
+                thread::yield_now();
+            }
+            assert_eq!(shared.word.queue_length(), 1);
             shared.bump(&held);
             drop(held);
             assert_eq!(shared.word.queue_length(), 0);
             contender.join().unwrap();
             assert_eq!(shared.word.queue_length(), 0);
             shared.check_final(2);
+        },
+    );
+}
+
+/// `queue_length` races a timed contender that may give up and unlink its
+/// record (under loom its park may time out at once): 0 or 1 while the
+/// owner holds the monitor, 0 after. A walk of the queue outside the
+/// meta-lock races the unlink, which loom reports. Asserts that some
+/// execution counted the contender.
+#[test]
+fn queue_length_races_a_timed_contender_giving_up() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "queue_length_races_a_timed_contender_giving_up",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let held = shared.word.lock();
+            let timed = spawn_timed(&shared, Duration::from_secs(1));
+            for _ in 0..2 {
+                let queued = shared.word.queue_length();
+                assert!(queued <= 1);
+                COUNTED.fetch_add(queued, Relaxed);
+            }
+            shared.bump(&held);
+            drop(held);
+            let bumps = timed.join().unwrap();
+            assert_eq!(shared.word.queue_length(), 0);
+            shared.check_final(1 + bumps);
         },
     );
     assert!(

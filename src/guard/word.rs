@@ -228,12 +228,15 @@ impl MultiUseWord {
     }
 
     /// How many threads are queued to enter the monitor now (a snapshot, as
-    /// Java's `ReentrantLock.getQueueLength`, for monitoring): threads
-    /// blocked in `lock` or a timed or interruptible enter, and notified
-    /// waiters moved into the queue to enter again; not the waiters still in
-    /// the wait set, and not a thread that a release just invited out of the
-    /// queue on its way to the monitor. One load when nobody is queued; else
-    /// it walks the queue under the word's meta-lock.
+    /// Java's `ReentrantLock.getQueueLength`, for monitoring): threads that
+    /// queued in `lock` or a timed or interruptible enter, and notified
+    /// waiters moved into the queue to enter again. Not counted: the
+    /// waiters still in the wait set, a contender still spinning before it
+    /// queues, and a thread that a release just invited out of the queue on
+    /// its way to the monitor (if it loses, it queues again). One load when
+    /// the word shows no queue; else it walks the queue under the word's
+    /// meta-lock, which every enter and exit of the monitor waits for
+    /// meanwhile: poll it sparingly on a monitor with a long queue.
     ///
     /// ```
     /// use metalock::MultiUseWord;

@@ -11,7 +11,8 @@ use crate::exec_env::ExecEnv;
 use crate::guard::{MonitorGuard, try_entered};
 use crate::lock_record::LockRecord;
 use crate::monitor::home::{self, Home, Keyed, Patience};
-use crate::word::{MultiUseWord, NEUTRAL, state};
+use crate::monitor::shows_no_queue;
+use crate::word::MultiUseWord;
 
 /// Enters the monitor of `key`, waiting as `patience` allows.
 #[inline(always)]
@@ -178,7 +179,9 @@ fn release_overflow(key: NonZeroUsize) {
 }
 
 /// Runs `f` on the word value of the monitor of `key` if it has one in use
-/// or idle in its home; `None` if not. Makes no table entry.
+/// or idle in its home; `None` if not. Makes no table entry. `f` may run
+/// under the home's meta-lock or a shard lock: it must not block, allocate,
+/// panic or take a lock.
 pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
     let (home, bits) = home::locate(key.get());
     match home.inspect(bits, &f) {
@@ -211,10 +214,10 @@ pub(super) fn queue_length(key: NonZeroUsize) -> usize {
         Ok(queued) => queued,
         Err(false) => 0,
         // An entry's queue is walked under its meta-lock, which the shard
-        // lock excludes: a word that shows a queue is read through a
-        // reference, as in `inspect`.
+        // lock excludes: a word that shows a queue (or is BUSY) is read
+        // through a reference, as in `inspect`.
         Err(true) => ExecEnv::with_current(|_| {
-            let shows_none = |bits| (state(bits) == NEUTRAL).then_some(0);
+            let shows_none = |bits| shows_no_queue(bits).then_some(0);
             match table().inspect(key.get(), shows_none) {
                 None => 0,
                 Some(Ok(queued)) => queued,

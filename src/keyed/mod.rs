@@ -253,7 +253,9 @@ fn enter_interruptibly_until(
 /// How many threads are queued to enter the monitor of `value` now (a
 /// snapshot, for monitoring; see
 /// [`MultiUseWord::queue_length`](crate::MultiUseWord::queue_length)). Makes
-/// no table entry for a value nobody synchronizes on.
+/// no table entry for a value nobody synchronizes on. The monitor of a held
+/// value is read under its home's meta-lock (its word's, for a value whose
+/// home served another address, through a reference to the table entry).
 ///
 /// ```
 /// let orders = vec![10, 20];

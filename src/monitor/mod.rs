@@ -88,6 +88,7 @@ pub(crate) use condition::ConditionWord;
 pub use home::share_one_home;
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use policy::{SpinningWaits, spin_waits};
+pub(crate) use queue::shows_no_queue;
 pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use wait_table::{share_one_stripe, words_share_a_stripe};
@@ -106,7 +107,7 @@ use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER};
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::hooks;
 use crate::primitive::Ordering;
-use crate::word::{BUSY, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, state};
+use crate::word::{BUSY, LOCKED, MultiUseWord, QUEUE_SUMMARY, state};
 
 /// Whether lock and unlock of an uncontended object use the fused
 /// single-compare-and-swap paths of section 5.2, and recursive enter and exit
@@ -240,12 +241,8 @@ impl MultiUseWord {
     /// no queue.
     pub(crate) fn queued(&self) -> usize {
         // Relaxed: nothing is read through a word that shows no queue; one
-        // that shows one is read again under its meta-lock. Without the
-        // extra-fast path nothing keeps the summary bit up to date.
-        let bits = self.word.load(Ordering::Relaxed);
-        if state(bits) == NEUTRAL
-            || (EXTRA_FAST && state(bits) == LOCKED && bits & QUEUE_SUMMARY == 0)
-        {
+        // that shows one is read again under its meta-lock.
+        if queue::shows_no_queue(self.word.load(Ordering::Relaxed)) {
             return 0;
         }
         ExecEnv::with_current(|ee| {

@@ -8,7 +8,7 @@ use crate::lock_record::{
 };
 use crate::meta_lock::hooks;
 use crate::sys;
-use crate::word::{LOCKED, QUEUE_SUMMARY, WAITERS, state};
+use crate::word::{LOCKED, NEUTRAL, QUEUE_SUMMARY, WAITERS, state};
 
 /// Appends `record`, a contender, to the queue headed by `head` (FIFO), in
 /// constant time: the head knows the queue's last record.
@@ -373,9 +373,18 @@ unsafe fn link_behind(owner: &LockRecord, prev: &LockRecord, record: &LockRecord
     }
 }
 
+/// Whether the word value `bits` shows no queue to enter: NEUTRAL, or
+/// LOCKED without the summary bit, which every path that queues a record
+/// behind an owner sets (in every build). Reads nothing through `bits`.
+#[inline]
+pub(crate) fn shows_no_queue(bits: usize) -> bool {
+    state(bits) == NEUTRAL || (state(bits) == LOCKED && bits & QUEUE_SUMMARY == 0)
+}
+
 /// How many records are queued to enter at `bits`, the word's value: none
 /// in NEUTRAL, those behind the owner's in LOCKED, and in WAITERS all of
 /// them (the invited thread on its way to the monitor is no longer queued).
+/// Walks the queue: its length in record reads.
 ///
 /// # Safety
 /// `bits` is NEUTRAL, or the value of a word whose meta-lock the caller
@@ -478,4 +487,38 @@ pub(super) unsafe fn make_heir(
     }
     let summary = if rest.is_null() { 0 } else { QUEUE_SUMMARY };
     locked_bits(heir) | summary
+}
+
+#[cfg(all(test, not(metalock_model)))]
+mod tests {
+    use super::*;
+    use crate::word::BUSY;
+
+    /// `queued_at` counts the records behind a LOCKED word's owner, every
+    /// record of a WAITERS word, and nothing of a NEUTRAL one.
+    #[test]
+    fn queued_at_counts_the_records_waiting_to_enter() {
+        let records: [LockRecord; 3] = core::array::from_fn(|_| LockRecord::new(0));
+        let at = |i: usize| &records[i] as *const LockRecord as *mut LockRecord;
+        // SAFETY: the records are this test's, published to nobody.
+        unsafe {
+            records[0].set_queue(at(1));
+            records[1].set_queue(at(2));
+        }
+        let bits = |i: usize, state: usize| at(i) as usize | state;
+        // SAFETY: nobody else sees the records, as a meta-lock would ensure.
+        unsafe {
+            assert_eq!(queued_at(bits(0, LOCKED | QUEUE_SUMMARY)), 2);
+            assert_eq!(queued_at(bits(1, LOCKED | QUEUE_SUMMARY)), 1);
+            assert_eq!(queued_at(bits(2, LOCKED)), 0);
+            assert_eq!(queued_at(bits(0, WAITERS)), 3);
+            assert_eq!(queued_at(bits(2, WAITERS)), 1);
+            assert_eq!(queued_at(NEUTRAL | 0b1000), 0);
+        }
+        assert!(shows_no_queue(NEUTRAL | 0b1000));
+        assert!(shows_no_queue(bits(0, LOCKED)));
+        assert!(!shows_no_queue(bits(0, LOCKED | QUEUE_SUMMARY)));
+        assert!(!shows_no_queue(bits(0, WAITERS)));
+        assert!(!shows_no_queue(bits(0, BUSY)));
+    }
 }

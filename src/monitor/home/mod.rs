@@ -41,8 +41,8 @@
 //! the meta-lock (`crate::keyed::table`, "Allocation"); its panics are
 //! raised after the meta-lock is released.
 //!
-//! The enter is in `enter`, the queries in `query`; the table, the pins and
-//! the overflow marks are here.
+//! The enter is in `enter`, the queries of a home's word in `query`; the
+//! table, the pins and the overflow marks are here.
 
 mod enter;
 mod query;

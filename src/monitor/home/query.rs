@@ -1,6 +1,6 @@
 //! The queries of a home: whether it serves an address and what its word
-//! says then, how many threads queue on it, and the address it serves,
-//! for the thread dump.
+//! says then, how many threads queue on it, whether it is in use, and the
+//! address it serves, for the thread dump.
 
 use super::{Home, OVERFLOW, key_part, neutral_form};
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
@@ -15,8 +15,9 @@ use crate::word::{NEUTRAL, state};
 impl Home {
     /// Runs `f` on the home's word value if the home serves `key` now, under
     /// the home's meta-lock unless the value is NEUTRAL (so `f` must not
-    /// block); `Err` if it serves another address, carrying whether the
-    /// home's addresses may have overflow entries.
+    /// block, allocate, panic or take a lock); `Err` if it serves another
+    /// address, carrying whether the home's addresses may have overflow
+    /// entries.
     pub(crate) fn inspect<R>(
         &'static self,
         key: usize,
