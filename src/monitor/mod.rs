@@ -88,6 +88,8 @@ pub(crate) use condition::ConditionWord;
 pub use home::share_one_home;
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
 pub use policy::{SpinningWaits, spin_waits};
+/// For the queue length of a keyed overflow entry, read under a shard lock.
+#[cfg(feature = "std")]
 pub(crate) use queue::shows_no_queue;
 pub(crate) use wait::{WaitEnd, WaitSet};
 #[cfg(all(metalock_model, feature = "__test-hooks"))]
