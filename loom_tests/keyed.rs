@@ -838,6 +838,47 @@ fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
     );
 }
 
+/// A home's `wait_set_length` races a waiter on x and a thread that
+/// notifies it, then locks y (of the same home), which rekeys the home once
+/// x is idle (or overflows while x's waiter pins it): x counts 0 or 1
+/// waiters, y always 0: a count of the home's stripe not checked against
+/// the home's key gives y x's waiter. Asserts that some execution counted
+/// the waiter. Capped at bound 2 (9 s; 419 s at 3).
+#[test]
+fn keyed_wait_set_length_races_a_notified_waiter_and_a_rekey() {
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "keyed_wait_set_length_races_a_notified_waiter_and_a_rekey",
+        capped(2),
+        || {
+            let values = Values::new();
+            let waiter = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    // Timed: a notify that comes first is not remembered.
+                    let _ = metalock::lock(&values.x).wait_for(Duration::from_secs(1));
+                })
+            };
+            let other = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || {
+                    metalock::lock(&values.x).notify_all();
+                    drop(metalock::lock(&values.y));
+                })
+            };
+            let waiting = metalock::wait_set_length(&values.x);
+            assert!(waiting <= 1);
+            COUNTED.fetch_add(waiting, Relaxed);
+            assert_eq!(metalock::wait_set_length(&values.y), 0);
+            waiter.join().unwrap();
+            other.join().unwrap();
+            assert_eq!(metalock::wait_set_length(&values.x), 0);
+            none_in_use(&values);
+        },
+    );
+    assert!(COUNTED.load(Relaxed) > 0, "no execution counted the waiter");
+}
+
 /// Adds one to `cell` if its keyed monitor is free now; returns whether it
 /// was.
 fn try_bump(cell: &UnsafeCell<usize>) -> bool {

@@ -1307,6 +1307,44 @@ fn queue_length_races_a_timed_contender_giving_up() {
     );
 }
 
+/// `wait_set_length` races a timed waiter that may time out and leave the
+/// wait set (under loom its park may time out at once), then the owner's
+/// notify: 0 or 1 before, 0 once the notify (or the timeout) took the
+/// waiter out, with the owner still holding the monitor. Asserts that some
+/// execution counted the waiter.
+#[test]
+fn wait_set_length_races_a_timed_waiter_and_a_notify() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "wait_set_length_races_a_timed_waiter_and_a_notify",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let waiter = spawn(&shared, |shared| {
+                let mut g = shared.word.lock();
+                shared.bump(&g);
+                let _ = g.wait_for(Duration::from_secs(1));
+                assert_eq!(g.depth(), 1);
+            });
+            for _ in 0..2 {
+                let waiting = shared.word.wait_set_length();
+                assert!(waiting <= 1);
+                COUNTED.fetch_add(waiting, Relaxed);
+            }
+            let held = shared.word.lock();
+            held.notify_all();
+            assert_eq!(shared.word.wait_set_length(), 0);
+            shared.bump(&held);
+            drop(held);
+            waiter.join().unwrap();
+            assert_eq!(shared.word.wait_set_length(), 0);
+            shared.check_final(2);
+        },
+    );
+    assert!(COUNTED.load(Relaxed) > 0, "no execution counted the waiter");
+}
+
 /// The contenders of the models above.
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {

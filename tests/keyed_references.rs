@@ -139,6 +139,41 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
     );
 
     {
+        let reaches = |value: &u8, n: usize| {
+            while metalock::wait_set_length(value) != n {
+                thread::yield_now();
+            }
+        };
+        assert_eq!(metalock::wait_set_length(other), 0);
+        thread::scope(|s| {
+            s.spawn(|| metalock::lock(home).wait());
+            reaches(home, 1);
+            assert_eq!(
+                metalock::wait_set_length(other),
+                0,
+                "the home's waiter is not other's"
+            );
+            // The home, waited on, keeps its address: `other` overflows.
+            s.spawn(|| metalock::lock(other).wait());
+            reaches(other, 1);
+            // The entry (a home only waited on does not count).
+            assert_eq!(metalock::keyed_monitors(), 1);
+            assert_eq!(
+                metalock::wait_set_length(home),
+                1,
+                "the entry's waiter is not the home's"
+            );
+            assert_eq!(metalock::lock(other).notify_all(), 1);
+            assert_eq!(metalock::lock(home).notify_all(), 1);
+        });
+        assert_eq!(metalock::wait_set_length(other), 0, "no entry made");
+    }
+    none_in_use(
+        home,
+        "wait_set_length of a home and an overflow entry waited on",
+    );
+
+    {
         let _home = metalock::lock(home);
         let entry = metalock::lock_interruptibly(other).expect("free");
         assert_eq!(entry.depth(), 1);

@@ -17,7 +17,9 @@ use std::thread;
 use std::time::Duration;
 
 use common::kinds::{Guard, Keyed, Kind};
-use metalock::{Instant, Interrupted, MultiUseWord, ReentrantSynchronized, Synchronized};
+use metalock::{
+    Condition, Instant, Interrupted, MultiUseWord, ReentrantSynchronized, Synchronized,
+};
 
 const HANG: Duration = Duration::from_secs(120);
 /// A timeout that only a lost wake-up reaches.
@@ -359,6 +361,75 @@ fn queue_length_counts_the_threads_entering<K: Kind>() {
         drop(held);
     });
     assert_eq!(monitor.queue_length(), 0);
+}
+
+/// `wait_set_length`: the threads inside a wait of any kind count until a
+/// timeout, an interrupt or a notify takes them out of the wait set (a
+/// notified one counts in the queue then), and a condition's waiters are
+/// the condition's, not the monitor's.
+fn wait_set_length_counts_the_waiters<K: Kind>() {
+    let monitor = K::make();
+    let condition = Condition::new();
+    let (handle_tx, handle) = mpsc::channel();
+    let reaches = |count: &dyn Fn() -> usize, n: usize| {
+        let started = Instant::now();
+        while count() != n {
+            assert!(
+                Instant::now() < started + NEVER,
+                "never {n} waiters: {}",
+                count()
+            );
+            thread::yield_now();
+        }
+    };
+    assert_eq!(
+        (monitor.wait_set_length(), condition.wait_set_length()),
+        (0, 0)
+    );
+    thread::scope(|s| {
+        s.spawn(|| monitor.lock().wait());
+        s.spawn(|| assert!(!monitor.lock().wait_for(NEVER).timed_out()));
+        s.spawn(|| {
+            assert!(
+                !monitor
+                    .lock()
+                    .wait_for_interruptibly(NEVER)
+                    .unwrap()
+                    .timed_out()
+            )
+        });
+        let interrupted = s.spawn(|| {
+            handle_tx.send(metalock::interrupt_handle()).unwrap();
+            assert_eq!(monitor.lock().wait_interruptibly(), Err(Interrupted));
+        });
+        s.spawn(|| condition.wait(&mut monitor.lock()));
+        reaches(&|| monitor.wait_set_length(), 4);
+        reaches(&|| condition.wait_set_length(), 1);
+        let timed_out = s.spawn(|| {
+            monitor
+                .lock()
+                .wait_for(Duration::from_millis(1))
+                .timed_out()
+        });
+        assert!(timed_out.join().unwrap());
+        assert_eq!(monitor.wait_set_length(), 4, "a timed-out waiter left");
+        handle.recv().unwrap().interrupt();
+        interrupted.join().unwrap();
+        assert_eq!(monitor.wait_set_length(), 3, "an interrupted waiter left");
+        let held = monitor.lock();
+        assert!(held.notify_one());
+        assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (2, 1));
+        assert_eq!(held.notify_all(), 2);
+        assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (0, 3));
+        assert_eq!(condition.wait_set_length(), 1);
+        assert!(condition.notify_one());
+        assert_eq!(
+            (condition.wait_set_length(), monitor.queue_length()),
+            (0, 4)
+        );
+        drop(held);
+    });
+    assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (0, 0));
 }
 
 /// An interrupt that races the holder's release: the contender either
@@ -759,6 +830,12 @@ macro_rules! semantics {
             fn queue_length_counts_the_threads_entering() {
                 let _watchdog = Watchdog::arm(HANG);
                 super::queue_length_counts_the_threads_entering::<$kind>();
+            }
+
+            #[test]
+            fn wait_set_length_counts_the_waiters() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::wait_set_length_counts_the_waiters::<$kind>();
             }
 
             #[test]

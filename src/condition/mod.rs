@@ -279,6 +279,33 @@ impl Condition {
         wait_while_until(guard, self.wait_set(), condition, Some(deadline))
     }
 
+    /// How many threads wait on this condition now (a snapshot, for
+    /// monitoring, as Java's `ReentrantLock.getWaitQueueLength(Condition)`):
+    /// not yet notified, timed out or interrupted. One load when nobody may
+    /// wait in the condition's stripe of the wait table, else a walk of the
+    /// stripe's waiters under its lock. Needs no monitor; a thread that holds
+    /// a stripe (code that the crate runs while it waits or notifies) stops
+    /// the process if it calls this.
+    ///
+    /// ```
+    /// use metalock::{Condition, Synchronized};
+    ///
+    /// let ready = Synchronized::new(false);
+    /// let set = Condition::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| set.wait_while(&mut ready.lock(), |ready| !*ready));
+    ///     while set.wait_set_length() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     *ready.lock() = true;
+    ///     assert_eq!(set.notify_all(), 1);
+    /// });
+    /// assert_eq!(set.wait_set_length(), 0);
+    /// ```
+    pub fn wait_set_length(&self) -> usize {
+        self.word.waiting()
+    }
+
     /// Notifies the thread that has waited longest on this condition: it
     /// joins the monitor's entry queue (see [`Condition`]). Returns whether
     /// there was one; with nobody waiting this costs one load.

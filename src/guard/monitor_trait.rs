@@ -227,6 +227,22 @@ pub trait Monitor {
         self.multi_use_word().queue_length()
     }
 
+    /// How many threads wait in the object's own wait set now; see
+    /// [`MultiUseWord::wait_set_length`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn awaited(object: &impl Monitor) -> bool {
+    ///     object.wait_set_length() > 0
+    /// }
+    ///
+    /// assert!(!awaited(&MultiUseWord::new()));
+    /// ```
+    fn wait_set_length(&self) -> usize {
+        self.multi_use_word().wait_set_length()
+    }
+
     /// Whether some thread holds the object's monitor now; see
     /// [`MultiUseWord::is_locked`].
     ///

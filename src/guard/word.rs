@@ -257,6 +257,42 @@ impl MultiUseWord {
         self.queued()
     }
 
+    /// How many threads wait in the monitor's own wait set now (a snapshot,
+    /// for monitoring, as Java's `ReentrantLock.getWaitQueueLength`):
+    /// threads inside a `wait` of any kind, not yet notified, timed out or
+    /// interrupted. A notified waiter has left the wait set for the queue
+    /// ([`queue_length`](Self::queue_length) counts it); waiters on a
+    /// [`Condition`](crate::Condition) are counted by
+    /// [`Condition::wait_set_length`](crate::Condition::wait_set_length).
+    /// One load when nobody may wait on a word that shares the monitor's
+    /// stripe of the wait table; else it walks the stripe's waiters under
+    /// its lock, which waits and notifies in that stripe wait for
+    /// meanwhile.
+    ///
+    /// Unlike Java's, it needs no ownership of the monitor. A thread that
+    /// holds a wait-table stripe (code that the crate runs while it waits or
+    /// notifies) stops the process if it calls this, as it would with a
+    /// wait or a notify.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| word.lock().wait());
+    ///     while word.wait_set_length() == 0 {
+    ///         std::thread::yield_now(); // the other thread waits soon
+    ///     }
+    ///     let guard = word.lock();
+    ///     assert_eq!(word.wait_set_length(), 1);
+    ///     guard.notify_one(); // the waiter leaves the wait set for the queue
+    ///     assert_eq!(word.wait_set_length(), 0);
+    /// });
+    /// ```
+    pub fn wait_set_length(&self) -> usize {
+        self.waiting()
+    }
+
     /// Whether some thread owns the monitor now (a snapshot).
     ///
     /// ```

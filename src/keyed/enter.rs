@@ -160,6 +160,28 @@ impl Drop for Overflow {
     }
 }
 
+/// How many threads wait in the monitor of `key`'s own wait set now (a
+/// snapshot; see `MultiUseWord::waiting`). Makes no table entry.
+pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
+    let (home, bits) = home::locate(key.get());
+    match home.waiting(bits) {
+        Ok(waiting) => waiting,
+        Err(false) => 0,
+        // An entry's waiters are counted under its stripe's lock, which
+        // nobody may wait for under a shard lock: through a reference, which
+        // `inspect` takes when `f` declines the word's value.
+        Err(true) => ExecEnv::with_current(|_| {
+            let Some(Err(word)) = table().inspect(key.get(), |_| None::<usize>) else {
+                return 0;
+            };
+            let _reference = Overflow(key);
+            // SAFETY: the reference keeps the entry's word alive until
+            // `_reference` drops.
+            unsafe { word.as_ref() }.waiting()
+        }),
+    }
+}
+
 /// Gives back the reference to the overflow entry of `key`.
 #[cold]
 #[inline(never)]

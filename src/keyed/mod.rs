@@ -273,6 +273,29 @@ pub fn queue_length<T: ?Sized>(value: &T) -> usize {
     enter::queue_length(key_of(value))
 }
 
+/// How many threads wait in the monitor of `value`'s own wait set now (a
+/// snapshot, for monitoring; see
+/// [`MultiUseWord::wait_set_length`](crate::MultiUseWord::wait_set_length)).
+/// Makes no table entry for a value nobody synchronizes on. A value whose
+/// home serves it is read under the wait-table stripe's lock and the home's
+/// meta-lock; one whose home served another address, through a reference to
+/// its table entry.
+///
+/// ```
+/// let inbox = vec![0_u8; 4];
+/// std::thread::scope(|s| {
+///     s.spawn(|| metalock::lock(&inbox).wait());
+///     while metalock::wait_set_length(&inbox) == 0 {
+///         std::thread::yield_now();
+///     }
+///     metalock::lock(&inbox).notify_all();
+/// });
+/// assert_eq!(metalock::wait_set_length(&inbox), 0);
+/// ```
+pub fn wait_set_length<T: ?Sized>(value: &T) -> usize {
+    enter::wait_set_length(key_of(value))
+}
+
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
 /// no table entry for a value nobody synchronizes on.
 ///

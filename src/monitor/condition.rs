@@ -20,7 +20,7 @@
 //! set knows that a waiter is still inside its wait, holding a borrow of
 //! the monitor: the monitor's word is alive.
 
-use super::wait_table::{Waiting, stripe};
+use super::wait_table::{Waiting, stripe, with_waiting_on};
 use crate::arch::Word;
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
@@ -104,6 +104,11 @@ impl ConditionWord {
             // Relaxed: as in `bind`.
             self.bound.store(0, Ordering::Relaxed);
         }
+    }
+
+    /// How many threads wait on the condition now (a snapshot).
+    pub(crate) fn waiting(&self) -> usize {
+        with_waiting_on(self.id(), true, |waiting| waiting)
     }
 
     /// Notifies the condition's waiter that has waited longest, or all its

@@ -257,6 +257,12 @@ impl MultiUseWord {
         })
     }
 
+    /// How many threads wait in the monitor's own wait set now (a snapshot):
+    /// not yet notified, not yet timed out or interrupted.
+    pub(crate) fn waiting(&self) -> usize {
+        wait_table::with_waiting_on(self.wait_key(WaitSet::Monitor), false, |waiting| waiting)
+    }
+
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
     /// the word is BUSY.
     pub(crate) fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {

@@ -222,37 +222,30 @@ impl Waiting<'_> {
     /// Calls `f` on the records that wait on `key`, oldest first: the
     /// first `most` of them, those that `take_oldest` would take next.
     #[cfg(all(feature = "diagnostics", not(metalock_model)))]
-    pub(super) fn for_oldest(&self, key: usize, most: usize, mut f: impl FnMut(&LockRecord)) {
-        let mut left = most;
-        let mut q = self.list.head;
-        // SAFETY: as in `take_oldest`.
-        unsafe {
-            while let Some(r) = q.as_ref() {
-                if left == 0 {
-                    return;
-                }
-                if r.wait_state() == key {
-                    f(r);
-                    left -= 1;
-                }
-                q = r.queue();
-            }
-        }
+    pub(super) fn for_oldest(&self, key: usize, most: usize, f: impl FnMut(&LockRecord)) {
+        self.waiting_on(key).take(most).for_each(f);
     }
 
     /// Whether some record waits on `key`.
     pub(super) fn has(&self, key: usize) -> bool {
-        let mut q = self.list.head;
-        // SAFETY: as in `take_oldest`.
-        unsafe {
-            while let Some(r) = q.as_ref() {
-                if r.wait_state() == key {
-                    return true;
-                }
-                q = r.queue();
-            }
-        }
-        false
+        self.waiting_on(key).next().is_some()
+    }
+
+    /// How many records wait on `key`.
+    pub(super) fn count_of(&self, key: usize) -> usize {
+        self.waiting_on(key).count()
+    }
+
+    /// The records that wait on `key`, oldest first.
+    fn waiting_on(&self, key: usize) -> impl Iterator<Item = &LockRecord> {
+        // SAFETY: the list's records are live (records outlive every list
+        // and queue), and their links and keys ours to read under the lock,
+        // which `&self` holds while the iterator lives.
+        let next = |record: &&LockRecord| unsafe { record.queue().as_ref() };
+        // SAFETY: as `next`.
+        let waits_on_key = move |record: &&LockRecord| unsafe { record.wait_state() } == key;
+        // SAFETY: as `next`.
+        core::iter::successors(unsafe { self.list.head.as_ref() }, next).filter(waits_on_key)
     }
 
     /// Unlinks `record`, which follows `prev` (null: it is the head); it no
@@ -276,6 +269,22 @@ impl Waiting<'_> {
         }
         self.count(-1);
     }
+}
+
+/// Runs `f` on how many threads wait on the word or condition at `address`
+/// now: under the stripe's lock when some thread may wait in that stripe
+/// (so `f` may check, under a meta-lock, which monitor those waiters wait
+/// in), else after one load, on 0. Stops the process, as `Stripe::with`,
+/// if the calling thread holds a stripe or a meta-lock.
+pub(super) fn with_waiting_on<R>(address: usize, condition: bool, f: impl FnOnce(usize) -> R) -> R {
+    let stripe = stripe(address, condition);
+    if !stripe.may_have_waiters() {
+        return f(0);
+    }
+    ExecEnv::with_current(|ee| {
+        // SAFETY: `ee` is the calling thread's (`with_current`).
+        unsafe { stripe.with(ee, |waiting| f(waiting.count_of(address))) }
+    })
 }
 
 /// The stripe of the word or condition at `address` (`condition` says

@@ -301,6 +301,19 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
         self.word.queue_length()
     }
 
+    /// How many threads wait in the monitor's own wait set now (a
+    /// snapshot, for monitoring); see [`MultiUseWord::wait_set_length`].
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let mut guard = value.lock();
+    /// assert!(guard.wait_for(std::time::Duration::ZERO).timed_out());
+    /// assert_eq!(value.wait_set_length(), 0); // it left on timing out
+    /// ```
+    pub fn wait_set_length(&self) -> usize {
+        self.word.wait_set_length()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

@@ -270,6 +270,26 @@ impl<T: ?Sized> Synchronized<T> {
         self.word.queue_length()
     }
 
+    /// How many threads wait in the monitor's own wait set now (a
+    /// snapshot, for monitoring); see [`MultiUseWord::wait_set_length`].
+    ///
+    /// ```
+    /// let jobs = metalock::Synchronized::new(Vec::<u32>::new());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| jobs.lock().wait_while(|jobs| jobs.is_empty()));
+    ///     while jobs.wait_set_length() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     let mut guard = jobs.lock();
+    ///     guard.push(1);
+    ///     guard.notify_all();
+    /// });
+    /// assert_eq!(jobs.wait_set_length(), 0);
+    /// ```
+    pub fn wait_set_length(&self) -> usize {
+        self.word.wait_set_length()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

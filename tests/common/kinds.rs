@@ -35,6 +35,7 @@ pub trait Kind: Sync + Sized {
     fn is_locked(&self) -> bool;
     fn is_held_by_current_thread(&self) -> bool;
     fn queue_length(&self) -> usize;
+    fn wait_set_length(&self) -> usize;
 }
 
 /// What every guard offers.
@@ -182,6 +183,9 @@ impl Kind for MultiUseWord {
     fn queue_length(&self) -> usize {
         MultiUseWord::queue_length(self)
     }
+    fn wait_set_length(&self) -> usize {
+        MultiUseWord::wait_set_length(self)
+    }
 }
 
 impl Kind for Synchronized<()> {
@@ -221,6 +225,9 @@ impl Kind for Synchronized<()> {
     fn queue_length(&self) -> usize {
         Synchronized::queue_length(self)
     }
+    fn wait_set_length(&self) -> usize {
+        Synchronized::wait_set_length(self)
+    }
 }
 
 impl Kind for ReentrantSynchronized<()> {
@@ -259,6 +266,9 @@ impl Kind for ReentrantSynchronized<()> {
     }
     fn queue_length(&self) -> usize {
         ReentrantSynchronized::queue_length(self)
+    }
+    fn wait_set_length(&self) -> usize {
+        ReentrantSynchronized::wait_set_length(self)
     }
 }
 
@@ -315,5 +325,8 @@ impl Kind for Keyed {
     }
     fn queue_length(&self) -> usize {
         metalock::queue_length(self.0)
+    }
+    fn wait_set_length(&self) -> usize {
+        metalock::wait_set_length(self.0)
     }
 }

@@ -9,6 +9,8 @@ use crate::exec_env::ExecEnv;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 use crate::lock_record::record_of;
 use crate::monitor::queue::queued_at;
+use crate::monitor::wait::WaitSet;
+use crate::monitor::wait_table::with_waiting_on;
 use crate::primitive::Ordering;
 use crate::word::{NEUTRAL, state};
 
@@ -52,6 +54,16 @@ impl Home {
         // SAFETY: `inspect` runs the closure on a NEUTRAL value, or under
         // the meta-lock.
         self.inspect(key, |bits| unsafe { queued_at(bits) })
+    }
+
+    /// How many threads wait in the home's own wait set for `key` now (see
+    /// `MultiUseWord::waiting`); `Err` as for `inspect`. The home is read
+    /// under the stripe's lock, which every waiter of the home takes to
+    /// start or stop waiting: the home cannot change key meanwhile, since
+    /// its waiters pin it (see the parent module).
+    pub(crate) fn waiting(&'static self, key: usize) -> Result<usize, bool> {
+        let address = self.word.wait_key(WaitSet::Monitor);
+        with_waiting_on(address, false, |waiting| self.inspect(key, |_| waiting))
     }
 
     /// The address the home serves while its monitor is in use (held,
