@@ -160,28 +160,6 @@ impl Drop for Overflow {
     }
 }
 
-/// How many threads wait in the monitor of `key`'s own wait set now (a
-/// snapshot; see `MultiUseWord::waiting`). Makes no table entry.
-pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
-    let (home, bits) = home::locate(key.get());
-    match home.waiting(bits) {
-        Ok(waiting) => waiting,
-        Err(false) => 0,
-        // An entry's waiters are counted under its stripe's lock, which
-        // nobody may wait for under a shard lock: through a reference, which
-        // `inspect` takes when `f` declines the word's value.
-        Err(true) => ExecEnv::with_current(|_| {
-            let Some(Err(word)) = table().inspect(key.get(), |_| None::<usize>) else {
-                return 0;
-            };
-            let _reference = Overflow(key);
-            // SAFETY: the reference keeps the entry's word alive until
-            // `_reference` drops.
-            unsafe { word.as_ref() }.waiting()
-        }),
-    }
-}
-
 /// Gives back the reference to the overflow entry of `key`.
 #[cold]
 #[inline(never)]
@@ -200,56 +178,67 @@ fn release_overflow(key: NonZeroUsize) {
     drop(leftover);
 }
 
-/// Runs `f` on the word value of the monitor of `key` if it has one in use
-/// or idle in its home; `None` if not. Makes no table entry. `f` may run
-/// under the home's meta-lock or a shard lock: it must not block, allocate,
-/// panic or take a lock.
-pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
+/// Answers a query of the monitor of `key` without making a table entry:
+/// `at_home` on its home, which answers unless the home serves another
+/// address (`Err`, carrying whether the home's addresses may have overflow
+/// entries); then, for an overflow entry, `quick` on its word value under
+/// the shard's lock, or where `quick` declines (`None`) or the word is
+/// BUSY, `on_word` on the entry's word with no lock held, through a
+/// reference. `None` if the address has no monitor. `quick` must not block,
+/// allocate, panic or take a lock.
+fn query<R>(
+    key: NonZeroUsize,
+    at_home: impl FnOnce(&'static Home, usize) -> Result<R, bool>,
+    quick: impl Fn(usize) -> Option<R>,
+    on_word: impl FnOnce(&MultiUseWord) -> R,
+) -> Option<R> {
     let (home, bits) = home::locate(key.get());
-    match home.inspect(bits, &f) {
+    match at_home(home, bits) {
         Ok(found) => Some(found),
         Err(false) => None,
         // Bound before the shard lock (binding allocates): a BUSY entry's
         // read and the reference's return under the home's meta-lock both
         // need the EE.
-        Err(true) => {
-            ExecEnv::with_current(|_| match table().inspect(key.get(), |b| Some(f(b)))? {
-                Ok(found) => Some(found),
-                Err(word) => {
-                    // Given back, under the home's meta-lock as every reference,
-                    // once the word is read with no shard lock held.
-                    let _reference = Overflow(key);
-                    // SAFETY: the reference keeps the entry's word alive until
-                    // `_reference` drops.
-                    Some(unsafe { word.as_ref() }.inspect(&f))
-                }
-            })
-        }
+        Err(true) => ExecEnv::with_current(|_| match table().inspect(key.get(), quick)? {
+            Ok(found) => Some(found),
+            Err(word) => {
+                // Given back, under the home's meta-lock as every reference,
+                // once the word is read with no shard lock held.
+                let _reference = Overflow(key);
+                // SAFETY: the reference keeps the entry's word alive until
+                // `_reference` drops.
+                Some(on_word(unsafe { word.as_ref() }))
+            }
+        }),
     }
+}
+
+/// Runs `f` on the word value of the monitor of `key` if it has one in use
+/// or idle in its home; `None` if not. Makes no table entry. `f` may run
+/// under the home's meta-lock or a shard lock: it must not block, allocate,
+/// panic or take a lock.
+pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R> {
+    query(
+        key,
+        |home, bits| home.inspect(bits, &f),
+        |bits| Some(f(bits)),
+        |word| word.inspect(&f),
+    )
 }
 
 /// How many threads are queued to enter the monitor of `key` now (a
 /// snapshot; see `MultiUseWord::queue_length`). Makes no table entry.
 pub(super) fn queue_length(key: NonZeroUsize) -> usize {
-    let (home, bits) = home::locate(key.get());
-    match home.queued(bits) {
-        Ok(queued) => queued,
-        Err(false) => 0,
-        // An entry's queue is walked under its meta-lock, which the shard
-        // lock excludes: a word that shows a queue (or is BUSY) is read
-        // through a reference, as in `inspect`.
-        Err(true) => ExecEnv::with_current(|_| {
-            let shows_none = |bits| shows_no_queue(bits).then_some(0);
-            match table().inspect(key.get(), shows_none) {
-                None => 0,
-                Some(Ok(queued)) => queued,
-                Some(Err(word)) => {
-                    let _reference = Overflow(key);
-                    // SAFETY: the reference keeps the entry's word alive
-                    // until `_reference` drops.
-                    unsafe { word.as_ref() }.queued()
-                }
-            }
-        }),
-    }
+    // An entry's queue is walked under its meta-lock, which nobody may wait
+    // for under a shard lock: only a word that shows none is read there.
+    let shows_none = |bits| shows_no_queue(bits).then_some(0);
+    query(key, Home::queued, shows_none, MultiUseWord::queued).unwrap_or(0)
+}
+
+/// How many threads wait in the monitor of `key`'s own wait set now (a
+/// snapshot; see `MultiUseWord::waiting`). Makes no table entry.
+pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
+    // An entry's waiters are counted under its stripe's lock, which nobody
+    // may wait for under a shard lock: always through a reference.
+    query(key, Home::waiting, |_| None, MultiUseWord::waiting).unwrap_or(0)
 }
