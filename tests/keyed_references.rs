@@ -121,6 +121,11 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         let held = metalock::lock(home);
         let entry = metalock::lock(other);
         assert_eq!(metalock::queue_length(other), 0);
+        assert_eq!(
+            metalock::wait_set_length(other),
+            0,
+            "an entry nobody waits on"
+        );
         thread::scope(|s| {
             s.spawn(|| drop(metalock::lock(other)));
             while metalock::queue_length(other) == 0 {
@@ -140,7 +145,9 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
 
     {
         let reaches = |value: &u8, n: usize| {
+            let started = std::time::Instant::now();
             while metalock::wait_set_length(value) != n {
+                assert!(started.elapsed() < HANG, "never {n} waiters");
                 thread::yield_now();
             }
         };

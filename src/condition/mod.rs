@@ -283,9 +283,10 @@ impl Condition {
     /// monitoring, as Java's `ReentrantLock.getWaitQueueLength(Condition)`):
     /// not yet notified, timed out or interrupted. One load when nobody may
     /// wait in the condition's stripe of the wait table, else a walk of the
-    /// stripe's waiters under its lock. Needs no monitor; a thread that holds
-    /// a stripe (code that the crate runs while it waits or notifies) stops
-    /// the process if it calls this.
+    /// stripe's waiters under its lock. Needs no monitor. Code that the
+    /// crate runs while it holds a stripe or a meta-lock may stop the
+    /// process if it calls this, as with a wait: whenever some thread may
+    /// wait in the stripe.
     ///
     /// ```
     /// use metalock::{Condition, Synchronized};

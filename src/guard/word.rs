@@ -264,15 +264,16 @@ impl MultiUseWord {
     /// ([`queue_length`](Self::queue_length) counts it); waiters on a
     /// [`Condition`](crate::Condition) are counted by
     /// [`Condition::wait_set_length`](crate::Condition::wait_set_length).
-    /// One load when nobody may wait on a word that shares the monitor's
-    /// stripe of the wait table; else it walks the stripe's waiters under
-    /// its lock, which waits and notifies in that stripe wait for
-    /// meanwhile.
+    /// One load when nobody may wait in the monitor's stripe of the wait
+    /// table (on any word or condition that hashes there); else it walks
+    /// the stripe's waiters under its lock, which waits and notifies in
+    /// that stripe wait for meanwhile.
     ///
-    /// Unlike Java's, it needs no ownership of the monitor. A thread that
-    /// holds a wait-table stripe (code that the crate runs while it waits or
-    /// notifies) stops the process if it calls this, as it would with a
-    /// wait or a notify.
+    /// Unlike Java's, it needs no ownership of the monitor. Code that the
+    /// crate runs while it holds a wait-table stripe or a meta-lock (a
+    /// global allocator, a platform callback) may stop the process if it
+    /// calls this, as it would with a wait or a notify: whenever some
+    /// thread may wait in the stripe.
     ///
     /// ```
     /// use metalock::MultiUseWord;

@@ -181,15 +181,15 @@ fn release_overflow(key: NonZeroUsize) {
 /// Answers a query of the monitor of `key` without making a table entry:
 /// `at_home` on its home, which answers unless the home serves another
 /// address (`Err`, carrying whether the home's addresses may have overflow
-/// entries); then, for an overflow entry, `quick` on its word value under
-/// the shard's lock, or where `quick` declines (`None`) or the word is
+/// entries); then, for an overflow entry, `quick` on its word and the
+/// word's value under the shard's lock, or where `quick` declines (`None`) or the word is
 /// BUSY, `on_word` on the entry's word with no lock held, through a
 /// reference. `None` if the address has no monitor. `quick` must not block,
 /// allocate, panic or take a lock.
 fn query<R>(
     key: NonZeroUsize,
     at_home: impl FnOnce(&'static Home, usize) -> Result<R, bool>,
-    quick: impl Fn(usize) -> Option<R>,
+    quick: impl Fn(&MultiUseWord, usize) -> Option<R>,
     on_word: impl FnOnce(&MultiUseWord) -> R,
 ) -> Option<R> {
     let (home, bits) = home::locate(key.get());
@@ -221,7 +221,7 @@ pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R>
     query(
         key,
         |home, bits| home.inspect(bits, &f),
-        |bits| Some(f(bits)),
+        |_, bits| Some(f(bits)),
         |word| word.inspect(&f),
     )
 }
@@ -231,7 +231,7 @@ pub(super) fn inspect<R>(key: NonZeroUsize, f: impl Fn(usize) -> R) -> Option<R>
 pub(super) fn queue_length(key: NonZeroUsize) -> usize {
     // An entry's queue is walked under its meta-lock, which nobody may wait
     // for under a shard lock: only a word that shows none is read there.
-    let shows_none = |bits| shows_no_queue(bits).then_some(0);
+    let shows_none = |_: &MultiUseWord, bits| shows_no_queue(bits).then_some(0);
     query(key, Home::queued, shows_none, MultiUseWord::queued).unwrap_or(0)
 }
 
@@ -239,6 +239,8 @@ pub(super) fn queue_length(key: NonZeroUsize) -> usize {
 /// snapshot; see `MultiUseWord::waiting`). Makes no table entry.
 pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
     // An entry's waiters are counted under its stripe's lock, which nobody
-    // may wait for under a shard lock: always through a reference.
-    query(key, Home::waiting, |_| None, MultiUseWord::waiting).unwrap_or(0)
+    // may wait for under a shard lock: through a reference unless nobody
+    // may wait in the stripe.
+    let none_waits = |word: &MultiUseWord, _| (!word.may_have_waiters()).then_some(0);
+    query(key, Home::waiting, none_waits, MultiUseWord::waiting).unwrap_or(0)
 }

@@ -277,9 +277,13 @@ pub fn queue_length<T: ?Sized>(value: &T) -> usize {
 /// snapshot, for monitoring; see
 /// [`MultiUseWord::wait_set_length`](crate::MultiUseWord::wait_set_length)).
 /// Makes no table entry for a value nobody synchronizes on. A value whose
-/// home serves it is read under the wait-table stripe's lock and the home's
-/// meta-lock; one whose home served another address, through a reference to
-/// its table entry.
+/// home serves it is read under the wait-table stripe's lock when some
+/// thread may wait in the stripe, and under the home's meta-lock when the
+/// home is in use; one whose home served another address, at its table
+/// entry, under the shard's lock when nobody may wait in the entry's stripe,
+/// else through a reference to the entry. Code that the crate runs while it holds a
+/// wait-table stripe or a meta-lock may stop the process if it calls this
+/// (see the word's).
 ///
 /// ```
 /// let inbox = vec![0_u8; 4];

@@ -343,9 +343,9 @@ impl Table {
         }
     }
 
-    /// Runs `f` on the word value of the entry of `key`, if it has one,
-    /// without making one: under the shard's lock (which keeps the entry
-    /// alive) unless the word is BUSY. A BUSY word's value needs its
+    /// Runs `f` on the word and its value of the entry of `key`, if it has
+    /// one, without making one: under the shard's lock (which keeps the
+    /// entry alive) unless the word is BUSY. A BUSY word's value needs its
     /// meta-lock, which nobody may wait for under a shard lock, and so may
     /// what `f` wants (`None`): then a reference to the entry is taken
     /// instead, and returned, for the caller to read the word with no lock
@@ -353,14 +353,15 @@ impl Table {
     pub(super) fn inspect<R>(
         &self,
         key: usize,
-        f: impl Fn(usize) -> Option<R>,
+        f: impl Fn(&MultiUseWord, usize) -> Option<R>,
     ) -> Option<Result<R, NonNull<MultiUseWord>>> {
         self.shard(key).with(|shard| {
             let slot = shard.entries.get_mut(&key)?;
             // SAFETY: the entry is in the table, whose lock we hold, so it
             // is not reclaimed under us.
             let word = unsafe { slot.word.as_ref() };
-            Some(word.inspect_unless_busy(f).flatten().ok_or_else(|| {
+            let found = word.inspect_unless_busy(|bits| f(word, bits));
+            Some(found.flatten().ok_or_else(|| {
                 slot.refs += 1;
                 slot.word
             }))

@@ -263,6 +263,13 @@ impl MultiUseWord {
         wait_table::with_waiting_on(self.wait_key(WaitSet::Monitor), false, |waiting| waiting)
     }
 
+    /// Whether some thread may wait in the monitor's stripe of the wait
+    /// table, on this word or another (one load, which takes no lock).
+    #[cfg(feature = "std")]
+    pub(crate) fn may_have_waiters(&self) -> bool {
+        wait_table::stripe(self.wait_key(WaitSet::Monitor), false).may_have_waiters()
+    }
+
     /// Runs `f` on the word's non-BUSY value, taking the meta-lock only when
     /// the word is BUSY.
     pub(crate) fn inspect<R>(&self, f: impl Fn(usize) -> R) -> R {

@@ -275,7 +275,8 @@ impl Waiting<'_> {
 /// now: under the stripe's lock when some thread may wait in that stripe
 /// (so `f` may check, under a meta-lock, which monitor those waiters wait
 /// in), else after one load, on 0. Stops the process, as `Stripe::with`,
-/// if the calling thread holds a stripe or a meta-lock.
+/// if the calling thread holds a stripe or a meta-lock and must take the
+/// stripe.
 pub(super) fn with_waiting_on<R>(address: usize, condition: bool, f: impl FnOnce(usize) -> R) -> R {
     let stripe = stripe(address, condition);
     if !stripe.may_have_waiters() {
@@ -408,4 +409,45 @@ pub fn share_one_stripe() {
     STRIPES
         .one_stripe
         .store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(all(test, not(metalock_model)))]
+mod tests {
+    use super::*;
+
+    /// A stripe's list holds the waiters of several keys (words and
+    /// conditions hash together): its walks count, find and take each key's
+    /// own, whatever sits between them.
+    #[test]
+    fn walks_pass_over_other_keys_waiters() {
+        let records: [LockRecord; 4] = core::array::from_fn(|_| LockRecord::new(0));
+        let mut list = WaitList {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
+        };
+        let count = AtomicUsize::new(0);
+        let mut waiting = Waiting {
+            list: &mut list,
+            waiting: &count,
+        };
+        let (word, condition, nobody) = (0x1000, 0x2008, 0x3010);
+        for (record, key) in records.iter().zip([word, condition, word, condition]) {
+            // SAFETY: the records are this test's, in no list or queue, and
+            // no thread waits on them.
+            unsafe { waiting.push(record, key) };
+        }
+        assert_eq!(waiting.count_of(word), 2);
+        assert_eq!(waiting.count_of(condition), 2);
+        assert_eq!(waiting.count_of(nobody), 0);
+        assert!(!waiting.has(nobody));
+        let oldest = waiting.take_oldest(condition).unwrap();
+        assert!(ptr::eq(oldest, &records[1]));
+        assert!(waiting.remove(&records[2]));
+        assert_eq!(
+            (waiting.count_of(word), waiting.count_of(condition)),
+            (1, 1)
+        );
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+    }
 }
