@@ -3,10 +3,10 @@
 //!
 //! Every thread has an interrupt flag. [`InterruptHandle::interrupt`] sets
 //! it; the `wait*_interruptibly` methods of the guards, and the
-//! `lock_interruptibly` and `try_lock_*_interruptibly` methods, end with
-//! [`Interrupted`] when it is set (clearing it), and [`interrupted`] tests
-//! and clears it. Plain `wait` and
-//! `lock` ignore it, as in Java.
+//! `lock_interruptibly`, `try_lock_*_interruptibly` methods (and their
+//! `lock_arc` forms), end with [`Interrupted`] when it is set (clearing
+//! it), and [`interrupted`] tests and clears it. Plain `wait` and `lock`
+//! ignore it, as in Java.
 //!
 //! The flag is a thread-local. Once the thread's thread-locals are being
 //! destroyed, code in a later destructor no longer reaches it: its
@@ -137,7 +137,7 @@ pub fn interrupted() -> bool {
 }
 
 /// The error of a wait or an enter (`lock_interruptibly`,
-/// `try_lock_*_interruptibly`) that an interrupt ended, the thread's
+/// `try_lock_*_interruptibly`, their `lock_arc` forms) that an interrupt ended, the thread's
 /// interrupt flag cleared: after a wait, the monitor is held again at the
 /// depth it had; after an enter, it was not entered.
 ///

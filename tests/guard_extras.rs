@@ -5,9 +5,11 @@
 
 mod common;
 use common::Watchdog;
-use metalock::{ArcSynchronizedGuard, Condition, Instant, Synchronized, SynchronizedGuard};
+use metalock::{
+    ArcSynchronizedGuard, Condition, Instant, Interrupted, Synchronized, SynchronizedGuard,
+};
 use std::process::Command;
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -296,4 +298,81 @@ fn lock_arc_by_the_holder_panics() {
     let value = Arc::new(Synchronized::new(0));
     let _held = value.lock_arc();
     let _again = value.lock_arc();
+}
+
+#[test]
+fn interruptible_arc_locks_end_at_an_interrupt_or_their_deadline() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let shared = Arc::new(Synchronized::new(0));
+    // A pending interrupt refuses each before it enters, and is cleared.
+    common::refused_when_interrupted(&[
+        &|| matches!(shared.lock_arc_interruptibly(), Err(Interrupted)),
+        &|| {
+            matches!(
+                shared.try_lock_arc_for_interruptibly(Duration::MAX),
+                Err(Interrupted)
+            )
+        },
+        &|| {
+            matches!(
+                shared.try_lock_arc_until_interruptibly(Instant::now()),
+                Err(Interrupted)
+            )
+        },
+    ]);
+    let held = shared.lock_arc_interruptibly().unwrap();
+    // The holder would wait for itself: `None` at once.
+    assert!(
+        shared
+            .try_lock_arc_for_interruptibly(Duration::MAX)
+            .unwrap()
+            .is_none()
+    );
+    thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = Instant::now() + Duration::from_millis(5);
+            let entered = shared.try_lock_arc_until_interruptibly(deadline);
+            assert!(entered.unwrap().is_none());
+            assert!(Instant::now() >= deadline, "gave up before its deadline");
+            let entered = shared.try_lock_arc_for_interruptibly(Duration::from_millis(5));
+            assert!(entered.unwrap().is_none());
+        });
+    });
+    // Interrupted while queued behind the holder.
+    for timed in [false, true] {
+        let (handle_tx, handle) = mpsc::channel();
+        thread::scope(|s| {
+            let contender = s.spawn(|| {
+                handle_tx.send(metalock::interrupt_handle()).unwrap();
+                match timed {
+                    false => shared.lock_arc_interruptibly().map(drop),
+                    true => shared
+                        .try_lock_arc_for_interruptibly(Duration::from_secs(60))
+                        .map(drop),
+                }
+            });
+            let handle = handle.recv().unwrap();
+            while shared.queue_length() == 0 {
+                thread::yield_now();
+            }
+            handle.interrupt();
+            assert!(matches!(contender.join().unwrap(), Err(Interrupted)));
+        });
+    }
+    drop(held);
+    *shared
+        .try_lock_arc_for_interruptibly(Duration::MAX)
+        .unwrap()
+        .unwrap() += 1;
+    let far = Instant::now() + Duration::from_secs(3600);
+    // `'static`: it outlives the borrow it was made from.
+    let guard: ArcSynchronizedGuard<i32> = {
+        let shared = Arc::clone(&shared);
+        shared
+            .try_lock_arc_until_interruptibly(far)
+            .unwrap()
+            .unwrap()
+    };
+    drop(guard);
+    assert_eq!(*shared.lock(), 1);
 }

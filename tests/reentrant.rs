@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
 
-use metalock::Instant;
+use metalock::{Instant, Interrupted};
 
 use common::Watchdog;
 use metalock::{
@@ -255,9 +255,9 @@ fn a_mapped_guard_holds_its_level() {
     shared(&ReentrantSynchronizedGuard::map(record.lock(), |r| &r.1));
 }
 
-/// `lock_arc` guards of one value, at two levels and mixed with borrowed
-/// guards, on four threads: no lost update, and the guards outlive the
-/// `Arc` they came from.
+/// `lock_arc` guards of one value (and the interruptible forms), at two
+/// levels and mixed with borrowed guards, on four threads: no lost update,
+/// and the guards outlive the `Arc` they came from.
 #[test]
 fn arc_guards_share_a_cell_between_threads() {
     const THREADS: u64 = 4;
@@ -269,11 +269,23 @@ fn arc_guards_share_a_cell_between_threads() {
             let count = Arc::clone(&count);
             thread::spawn(move || {
                 for round in 0..ROUNDS {
-                    let outer = count.lock_arc();
+                    let outer = match round % 2 {
+                        0 => count.lock_arc(),
+                        _ => count.lock_arc_interruptibly().expect("no interrupt"),
+                    };
                     outer.set(outer.get() + 1);
-                    let inner = match round % 3 {
+                    let inner = match round % 6 {
                         0 => count.try_lock_arc().expect("the holder enters"),
                         1 => count.try_lock_arc_for(Duration::ZERO).expect("the holder"),
+                        2 => count.lock_arc_interruptibly().expect("no interrupt"),
+                        3 => count
+                            .try_lock_arc_for_interruptibly(Duration::ZERO)
+                            .unwrap()
+                            .unwrap(),
+                        4 => count
+                            .try_lock_arc_until_interruptibly(Instant::now())
+                            .unwrap()
+                            .unwrap(),
                         _ => count.lock_arc(),
                     };
                     assert_eq!(inner.depth(), 2);
@@ -405,4 +417,48 @@ fn debug_never_waits_for_the_monitor() {
     let mut guard = guard;
     ReentrantSynchronizedGuard::bump(&mut guard);
     assert_eq!(*guard, 5);
+}
+
+/// The interruptible `Arc` enters: a pending interrupt refuses each before
+/// it enters, by the holder too, and is cleared; one that comes while a
+/// contender queues ends its enter; a timed one gives up at its deadline.
+#[test]
+fn interruptible_arc_locks_end_at_an_interrupt_or_their_deadline() {
+    let _watchdog = Watchdog::arm(HANG);
+    let shared = Arc::new(ReentrantSynchronized::new(0));
+    let held = shared.lock_arc();
+    common::refused_when_interrupted(&[
+        &|| matches!(shared.lock_arc_interruptibly(), Err(Interrupted)),
+        &|| {
+            matches!(
+                shared.try_lock_arc_for_interruptibly(Duration::MAX),
+                Err(Interrupted)
+            )
+        },
+        &|| {
+            matches!(
+                shared.try_lock_arc_until_interruptibly(Instant::now()),
+                Err(Interrupted)
+            )
+        },
+    ]);
+    let (handle_tx, handle) = std::sync::mpsc::channel();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = Instant::now() + Duration::from_millis(5);
+            let entered = shared.try_lock_arc_until_interruptibly(deadline);
+            assert!(entered.unwrap().is_none());
+            assert!(Instant::now() >= deadline, "gave up before its deadline");
+            handle_tx.send(metalock::interrupt_handle()).unwrap();
+            let entered = shared.try_lock_arc_for_interruptibly(Duration::from_secs(60));
+            assert!(matches!(entered, Err(Interrupted)));
+        });
+        let handle = handle.recv().unwrap();
+        while shared.queue_length() == 0 {
+            thread::yield_now();
+        }
+        handle.interrupt();
+    });
+    drop(held);
+    assert_eq!(shared.lock_arc_interruptibly().unwrap().depth(), 1);
 }

@@ -109,6 +109,83 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
         Some(unsafe { self.arc_guard(monitor) })
     }
 
+    /// As [`lock_interruptibly`](Self::lock_interruptibly), returning an
+    /// [`ArcReentrantSynchronizedGuard`]: by the holder too, one level
+    /// deeper (unless its flag is set).
+    ///
+    /// ```
+    /// use metalock::{Interrupted, ReentrantSynchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(ReentrantSynchronized::new(0));
+    /// let outer = shared.lock_arc_interruptibly().unwrap();
+    /// let inner = shared.lock_arc_interruptibly().unwrap();
+    /// assert_eq!(inner.depth(), 2);
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(shared.lock_arc_interruptibly(), Err(Interrupted)));
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn lock_arc_interruptibly(
+        self: &Arc<Self>,
+    ) -> Result<ArcReentrantSynchronizedGuard<T>, crate::Interrupted> {
+        let monitor = self.word.lock_interruptibly()?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Ok(unsafe { self.arc_guard(monitor) })
+    }
+
+    /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
+    /// returning an [`ArcReentrantSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::ReentrantSynchronized;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let shared = Arc::new(ReentrantSynchronized::new(0));
+    /// let held = shared.lock_arc();
+    /// let other = Arc::clone(&shared);
+    /// std::thread::spawn(move || {
+    ///     let entered = other.try_lock_arc_for_interruptibly(Duration::from_millis(10));
+    ///     assert!(entered.unwrap().is_none()); // timed out
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// drop(held);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_arc_for_interruptibly(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Result<Option<ArcReentrantSynchronizedGuard<T>>, crate::Interrupted> {
+        let entered = self.word.try_lock_for_interruptibly(timeout)?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Ok(entered.map(|monitor| unsafe { self.arc_guard(monitor) }))
+    }
+
+    /// As [`try_lock_until_interruptibly`](Self::try_lock_until_interruptibly),
+    /// returning an [`ArcReentrantSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::{Instant, ReentrantSynchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(ReentrantSynchronized::new(0));
+    /// let entered = shared.try_lock_arc_until_interruptibly(Instant::now());
+    /// assert_eq!(entered.unwrap().unwrap().depth(), 1);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_arc_until_interruptibly(
+        self: &Arc<Self>,
+        deadline: Instant,
+    ) -> Result<Option<ArcReentrantSynchronizedGuard<T>>, crate::Interrupted> {
+        let entered = self.word.try_lock_until_interruptibly(deadline)?;
+        // SAFETY: a guard of this `ReentrantSynchronized`'s word.
+        Ok(entered.map(|monitor| unsafe { self.arc_guard(monitor) }))
+    }
+
     /// The `Arc` guard of `monitor`.
     ///
     /// # Safety

@@ -116,6 +116,78 @@ impl<T: ?Sized> Synchronized<T> {
         guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
             .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
     }
+
+    /// As [`lock_interruptibly`](Self::lock_interruptibly), returning an
+    /// [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(shared.lock_arc_interruptibly(), Err(Interrupted)));
+    /// *shared.lock_arc_interruptibly().unwrap() += 1;
+    /// assert_eq!(*shared.lock(), 1);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn lock_arc_interruptibly(
+        self: &Arc<Self>,
+    ) -> Result<ArcSynchronizedGuard<T>, crate::Interrupted> {
+        let record = self.enter_interruptibly()?;
+        Ok(ArcSynchronizedGuard::new(Arc::clone(self), record))
+    }
+
+    /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
+    /// returning an [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::Synchronized;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let held = shared.lock_arc();
+    /// let other = Arc::clone(&shared);
+    /// std::thread::spawn(move || {
+    ///     let entered = other.try_lock_arc_for_interruptibly(Duration::from_millis(10));
+    ///     assert!(entered.unwrap().is_none()); // timed out
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// drop(held);
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_arc_for_interruptibly(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Result<Option<ArcSynchronizedGuard<T>>, crate::Interrupted> {
+        let entered = self.enter_interruptibly_for(timeout)?;
+        Ok(entered.map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record)))
+    }
+
+    /// As [`try_lock_until_interruptibly`](Self::try_lock_until_interruptibly),
+    /// returning an [`ArcSynchronizedGuard`].
+    ///
+    /// ```
+    /// use metalock::{Instant, Synchronized};
+    /// use std::sync::Arc;
+    ///
+    /// let shared = Arc::new(Synchronized::new(0));
+    /// let entered = shared.try_lock_arc_until_interruptibly(Instant::now());
+    /// *entered.unwrap().unwrap() += 1; // free: entered before the deadline
+    /// ```
+    #[cfg(feature = "std")]
+    #[track_caller]
+    pub fn try_lock_arc_until_interruptibly(
+        self: &Arc<Self>,
+        deadline: Instant,
+    ) -> Result<Option<ArcSynchronizedGuard<T>>, crate::Interrupted> {
+        let entered = self.enter_interruptibly_until(deadline)?;
+        Ok(entered.map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record)))
+    }
 }
 
 /// A [`SynchronizedGuard`](super::SynchronizedGuard) that owns a clone of the `Arc` its

@@ -7,6 +7,8 @@ use super::{Synchronized, SynchronizedGuard};
 #[cfg(feature = "std")]
 use crate::exec_env::ExecEnv;
 use crate::guard::{self, deadline_after};
+#[cfg(feature = "std")]
+use crate::lock_record::LockRecord;
 use crate::sys::Instant;
 
 impl<T: ?Sized> Synchronized<T> {
@@ -29,12 +31,7 @@ impl<T: ?Sized> Synchronized<T> {
     #[inline]
     #[track_caller]
     pub fn lock_interruptibly(&self) -> Result<SynchronizedGuard<'_, T>, crate::Interrupted> {
-        if guard::interrupted_before() {
-            return Err(crate::Interrupted);
-        }
-        let ee = ExecEnv::current();
-        let entered = guard::released_unless(ee, self.word.enter_interruptibly::<false>(ee, None));
-        guard::entered_or_interrupted(entered).map(|record| self.guard(record))
+        self.enter_interruptibly().map(|record| self.guard(record))
     }
 
     /// Enters the monitor, waiting at most `timeout` for another thread to
@@ -120,14 +117,8 @@ impl<T: ?Sized> Synchronized<T> {
         &self,
         timeout: Duration,
     ) -> Result<Option<SynchronizedGuard<'_, T>>, crate::Interrupted> {
-        match deadline_after(timeout) {
-            Some(deadline) => self.try_lock_until_interruptibly(deadline),
-            // As `try_lock_for`: the owner gets `None` at once (once the
-            // flag is checked, as every interruptible enter does first).
-            None if guard::interrupted_before() => Err(crate::Interrupted),
-            None if self.is_held_by_current_thread() => Ok(None),
-            None => self.lock_interruptibly().map(Some),
-        }
+        let entered = self.enter_interruptibly_for(timeout)?;
+        Ok(entered.map(|record| self.guard(record)))
     }
 
     /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
@@ -146,12 +137,52 @@ impl<T: ?Sized> Synchronized<T> {
         &self,
         deadline: Instant,
     ) -> Result<Option<SynchronizedGuard<'_, T>>, crate::Interrupted> {
+        let entered = self.enter_interruptibly_until(deadline)?;
+        Ok(entered.map(|record| self.guard(record)))
+    }
+
+    /// The enter of `lock_interruptibly`, for the borrowed and the `Arc`
+    /// guards: the record of the calling thread, which owns the monitor.
+    #[cfg(feature = "std")]
+    #[inline]
+    #[track_caller]
+    pub(super) fn enter_interruptibly(&self) -> Result<&'static LockRecord, crate::Interrupted> {
+        if guard::interrupted_before() {
+            return Err(crate::Interrupted);
+        }
+        let ee = ExecEnv::current();
+        let entered = guard::released_unless(ee, self.word.enter_interruptibly::<false>(ee, None));
+        guard::entered_or_interrupted(entered)
+    }
+
+    /// The enter of `try_lock_for_interruptibly`, as `enter_interruptibly`.
+    #[cfg(feature = "std")]
+    pub(super) fn enter_interruptibly_for(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<&'static LockRecord>, crate::Interrupted> {
+        match deadline_after(timeout) {
+            Some(deadline) => self.enter_interruptibly_until(deadline),
+            // As `try_lock_for`: the owner gets `None` at once (once the
+            // flag is checked, as every interruptible enter does first).
+            None if guard::interrupted_before() => Err(crate::Interrupted),
+            None if self.is_held_by_current_thread() => Ok(None),
+            None => self.enter_interruptibly().map(Some),
+        }
+    }
+
+    /// The enter of `try_lock_until_interruptibly`, as `enter_interruptibly`.
+    #[cfg(feature = "std")]
+    pub(super) fn enter_interruptibly_until(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<&'static LockRecord>, crate::Interrupted> {
         if guard::interrupted_before() {
             return Err(crate::Interrupted);
         }
         let ee = ExecEnv::current();
         let entered = self.word.enter_interruptibly::<false>(ee, Some(deadline));
         let entered = guard::released_unless(ee, entered);
-        guard::timed_out_or_interrupted(entered).map(|entered| entered.map(|r| self.guard(r)))
+        guard::timed_out_or_interrupted(entered)
     }
 }

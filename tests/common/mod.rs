@@ -33,3 +33,17 @@ impl Watchdog {
         Self { _disarm: disarm }
     }
 }
+
+/// Sets the calling thread's interrupt flag before each of `enters`, which
+/// says whether it was refused with `Interrupted`: each must be, and the
+/// flag is clear after.
+// Not every test file that includes this module uses it.
+#[allow(dead_code)]
+#[track_caller]
+pub fn refused_when_interrupted(enters: &[&dyn Fn() -> bool]) {
+    for (i, enter) in enters.iter().enumerate() {
+        metalock::interrupt_handle().interrupt();
+        assert!(enter(), "enter {i} ignored a pending interrupt");
+    }
+    assert!(!metalock::interrupted(), "the flag was not cleared");
+}
