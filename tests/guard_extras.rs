@@ -294,6 +294,14 @@ fn arc_unlocked_closure_that_forgets_a_guard_aborts() {
 
 #[test]
 #[should_panic(expected = "not reentrant")]
+fn lock_arc_interruptibly_by_the_holder_panics() {
+    let value = Arc::new(Synchronized::new(0));
+    let _held = value.lock_arc();
+    let _again = value.lock_arc_interruptibly();
+}
+
+#[test]
+#[should_panic(expected = "not reentrant")]
 fn lock_arc_by_the_holder_panics() {
     let value = Arc::new(Synchronized::new(0));
     let _held = value.lock_arc();
@@ -321,10 +329,29 @@ fn interruptible_arc_locks_end_at_an_interrupt_or_their_deadline() {
         },
     ]);
     let held = shared.lock_arc_interruptibly().unwrap();
-    // The holder would wait for itself: `None` at once.
+    // The holder: a pending interrupt first, then `None` at once from the
+    // timed ones, which would wait for itself (the watchdog catches a wait).
+    common::refused_when_interrupted(&[
+        &|| matches!(shared.lock_arc_interruptibly(), Err(Interrupted)),
+        &|| {
+            matches!(
+                shared.try_lock_arc_for_interruptibly(Duration::MAX),
+                Err(Interrupted)
+            )
+        },
+    ]);
+    let far = Instant::now() + Duration::from_secs(3600);
+    for timeout in [Duration::MAX, Duration::from_secs(3600)] {
+        assert!(
+            shared
+                .try_lock_arc_for_interruptibly(timeout)
+                .unwrap()
+                .is_none()
+        );
+    }
     assert!(
         shared
-            .try_lock_arc_for_interruptibly(Duration::MAX)
+            .try_lock_arc_until_interruptibly(far)
             .unwrap()
             .is_none()
     );
@@ -364,7 +391,6 @@ fn interruptible_arc_locks_end_at_an_interrupt_or_their_deadline() {
         .try_lock_arc_for_interruptibly(Duration::MAX)
         .unwrap()
         .unwrap() += 1;
-    let far = Instant::now() + Duration::from_secs(3600);
     // `'static`: it outlives the borrow it was made from.
     let guard: ArcSynchronizedGuard<i32> = {
         let shared = Arc::clone(&shared);

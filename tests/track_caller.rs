@@ -51,6 +51,10 @@ fn misuse_panics_point_at_the_callers_line() {
         let _again = arc.lock_arc();
     });
     assert_eq!(file, file!());
+    let (file, line) = panic_location(|| {
+        let _again = arc.lock_arc_interruptibly();
+    });
+    assert_eq!((file.as_str(), line), (file!(), line!() - 2));
 
     // A condition waited on with a second monitor while a thread waits on
     // it with a first: every wait, interruptible or not, panics at its line.

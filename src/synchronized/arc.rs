@@ -159,7 +159,6 @@ impl<T: ?Sized> Synchronized<T> {
     /// drop(held);
     /// ```
     #[cfg(feature = "std")]
-    #[track_caller]
     pub fn try_lock_arc_for_interruptibly(
         self: &Arc<Self>,
         timeout: Duration,
@@ -177,10 +176,9 @@ impl<T: ?Sized> Synchronized<T> {
     ///
     /// let shared = Arc::new(Synchronized::new(0));
     /// let entered = shared.try_lock_arc_until_interruptibly(Instant::now());
-    /// *entered.unwrap().unwrap() += 1; // free: entered before the deadline
+    /// *entered.unwrap().unwrap() += 1; // free: entered though the deadline passed
     /// ```
     #[cfg(feature = "std")]
-    #[track_caller]
     pub fn try_lock_arc_until_interruptibly(
         self: &Arc<Self>,
         deadline: Instant,
