@@ -44,11 +44,36 @@
 //! ```
 //!
 //! ```compile_fail,E0277
+//! use metalock::Monitor;
+//! let word = std::sync::Arc::new(metalock::MultiUseWord::new());
+//! let guard = word.lock_arc();
+//! std::thread::spawn(move || drop(guard));
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use metalock::Monitor;
+//! fn shared<T: Sync>(_: &T) {}
+//! let word = std::sync::Arc::new(metalock::MultiUseWord::new());
+//! shared(&word.lock_arc());
+//! ```
+//!
+//! ```compile_fail,E0277
 //! let value = 5_u32;
 //! let guard = metalock::lock(&value);
 //! std::thread::scope(|scope| {
 //!     scope.spawn(move || drop(guard));
 //! });
+//! ```
+//!
+//! The word an `Arc` guard of a word lends lives only as long as the guard
+//! (the `Arc` may be the last):
+//!
+//! ```compile_fail,E0505
+//! use metalock::{ArcMonitorGuard, Monitor, MultiUseWord};
+//! let guard = std::sync::Arc::new(MultiUseWord::new()).lock_arc();
+//! let word: &MultiUseWord = ArcMonitorGuard::word(&guard);
+//! drop(guard);
+//! word.lock();
 //! ```
 //!
 //! A value shared through the monitor moves between threads, so it must be

@@ -195,6 +195,8 @@ pub mod platform {
 
 pub use condition::Condition;
 pub use exec_env::lock_records_allocated;
+#[cfg(target_has_atomic = "ptr")]
+pub use guard::ArcMonitorGuard;
 pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
 #[cfg(feature = "std")]
 pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted};

@@ -1,14 +1,18 @@
 //! The guard API parking_lot users expect, on `Synchronized`: mapped guards,
 //! `Arc` guards that keep wait and notify, `unlocked`, `bump`, `data_ptr`,
 //! `Display`, the way back from a guard to its `Synchronized` or `Arc`,
-//! `try_map_or_err` and `leak`.
+//! `try_map_or_err` and `leak`; and on an object that embeds a word, the
+//! `Arc` guard of `Monitor::lock_arc`.
 
 mod common;
 use common::Watchdog;
 use metalock::{
-    ArcSynchronizedGuard, Condition, Instant, Interrupted, Synchronized, SynchronizedGuard,
+    ArcMonitorGuard, ArcSynchronizedGuard, Condition, Instant, Interrupted, Monitor, MultiUseWord,
+    Synchronized, SynchronizedGuard,
 };
+use std::panic::{self, AssertUnwindSafe};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -401,4 +405,121 @@ fn interruptible_arc_locks_end_at_an_interrupt_or_their_deadline() {
     };
     drop(guard);
     assert_eq!(*shared.lock(), 1);
+}
+
+/// An object whose word is boxed apart from it, and which checks, when it
+/// is freed, that its monitor was released first.
+struct Ledger {
+    word: Box<MultiUseWord>,
+    /// Read and written under the monitor only (`Relaxed`: it orders them).
+    entries: AtomicUsize,
+    freed: Arc<AtomicBool>,
+}
+
+impl Ledger {
+    fn new(freed: &Arc<AtomicBool>) -> Arc<Self> {
+        Arc::new(Ledger {
+            word: Box::new(MultiUseWord::new()),
+            entries: AtomicUsize::new(0),
+            freed: Arc::clone(freed),
+        })
+    }
+}
+
+impl Monitor for Ledger {
+    fn multi_use_word(&self) -> &MultiUseWord {
+        &self.word
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        assert!(!self.word.is_locked(), "freed while its monitor is held");
+        self.freed.store(true, Relaxed);
+    }
+}
+
+#[test]
+fn arc_monitor_guards_own_their_object_and_keep_wait_and_notify() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    // The guard is the object's last owner: released, then freed, on drop.
+    let freed = Arc::new(AtomicBool::new(false));
+    let guard: ArcMonitorGuard<Ledger> = Ledger::new(&freed).lock_arc();
+    guard.entries.fetch_add(1, Relaxed);
+    assert!(guard.is_held_by_current_thread() && !freed.load(Relaxed));
+    drop(guard);
+    assert!(freed.load(Relaxed));
+
+    // A 'static guard, two levels deep over a borrowed one, waits on a
+    // condition, then wakes a waiter of the monitor's own set.
+    let freed = Arc::new(AtomicBool::new(false));
+    let ledger = Ledger::new(&freed);
+    let grown = Arc::new(Condition::new());
+    let waiter = {
+        let (ledger, grown) = (Arc::clone(&ledger), Arc::clone(&grown));
+        thread::spawn(move || {
+            let outer = ledger.lock();
+            let lock = || ledger.lock_arc();
+            let mut guard: ArcMonitorGuard<Ledger> = lock();
+            grown.wait_while(&mut guard, |()| ledger.entries.load(Relaxed) == 0);
+            let depth = guard.depth();
+            guard.entries.fetch_add(10, Relaxed);
+            guard.notify_all();
+            drop((guard, outer));
+            depth
+        })
+    };
+    let mut guard = ledger.lock_arc();
+    guard.entries.store(1, Relaxed);
+    grown.notify_all();
+    guard.wait_while(|| ledger.entries.load(Relaxed) < 11);
+    assert_eq!(guard.depth(), 1);
+    drop(guard);
+    assert_eq!(waiter.join().unwrap(), 2, "the wait restored both levels");
+
+    // The way back to the Arc, fair or not, and what Debug shows.
+    let guard = ledger.lock_arc();
+    assert!(Arc::ptr_eq(ArcMonitorGuard::object(&guard), &ledger));
+    assert!(std::ptr::eq(ArcMonitorGuard::word(&guard), &*ledger.word));
+    let back = ArcMonitorGuard::into_arc(guard);
+    assert!(Arc::ptr_eq(&back, &ledger) && !ledger.is_locked());
+    drop(back);
+    let back = ArcMonitorGuard::into_arc_fair(ledger.lock_arc());
+    assert!(!back.is_locked());
+    back.lock_arc().unlock_fair();
+    assert!(!ledger.is_locked());
+    let word = Arc::new(MultiUseWord::with_payload(5));
+    let guard = word.lock_arc();
+    let shown = format!("{guard:?}");
+    assert!(shown.starts_with("ArcMonitorGuard { object: ") && shown.ends_with("depth: 1 }"));
+    drop(guard);
+    drop((back, ledger));
+    assert!(
+        freed.load(Relaxed),
+        "the last guard dropped, then the last Arc"
+    );
+}
+
+#[test]
+fn arc_monitor_guard_unlocked_lets_others_in_one_level_deep_only() {
+    let word = Arc::new(MultiUseWord::new());
+    let mut guard = word.lock_arc();
+    let got_in = ArcMonitorGuard::unlocked(&mut guard, || {
+        thread::scope(|s| s.spawn(|| word.try_lock().is_some()).join().unwrap())
+    });
+    assert!(got_in && guard.depth() == 1);
+    ArcMonitorGuard::unlocked_fair(&mut guard, || assert!(!word.is_locked()));
+    ArcMonitorGuard::bump(&mut guard); // nobody queued: keeps the monitor
+    assert!(word.is_held_by_current_thread());
+
+    // Two levels deep: a panic naming the guard, before anything is released.
+    let mut inner = word.lock_arc();
+    let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+        ArcMonitorGuard::unlocked(&mut inner, || ())
+    }));
+    let message = *unwound.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("ArcMonitorGuard::unlocked needs the monitor held one level deep"));
+    assert_eq!((guard.depth(), inner.depth()), (2, 2));
+    drop((inner, guard));
+    assert!(!word.is_locked());
 }

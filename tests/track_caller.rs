@@ -2,7 +2,7 @@
 //! functions that can panic are `#[track_caller]` down to the check. One
 //! test in this binary: it swaps the process's panic hook.
 
-use metalock::{Condition, MultiUseWord, Synchronized};
+use metalock::{ArcMonitorGuard, Condition, Monitor, MultiUseWord, Synchronized};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +55,13 @@ fn misuse_panics_point_at_the_callers_line() {
         let _again = arc.lock_arc_interruptibly();
     });
     assert_eq!((file.as_str(), line), (file!(), line!() - 2));
+
+    // An `Arc` guard of a word, two levels deep, released for a closure.
+    let word = Arc::new(MultiUseWord::new());
+    let _outer = word.lock_arc();
+    let mut inner = word.lock_arc();
+    let (file, line) = panic_location(|| ArcMonitorGuard::unlocked(&mut inner, || ()));
+    assert_eq!((file.as_str(), line), (file!(), line!() - 1));
 
     // A condition waited on with a second monitor while a thread waits on
     // it with a first: every wait, interruptible or not, panics at its line.

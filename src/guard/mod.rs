@@ -3,13 +3,18 @@
 //! trait that gives them to any type embedding a word (`monitor_trait`). The
 //! protocol they drive is in `monitor`; the guard's wait methods, the wait
 //! loop behind every `wait_while` and the sealed [`AsMonitorGuard`] are in
-//! `waiting`; releasing the monitor while a closure runs is in `unlocked`.
+//! `waiting`; releasing the monitor while a closure runs is in `unlocked`;
+//! the guard that owns an `Arc` of its object is in `arc`.
 
+#[cfg(target_has_atomic = "ptr")]
+mod arc;
 mod monitor_trait;
 mod unlocked;
 mod waiting;
 mod word;
 
+#[cfg(target_has_atomic = "ptr")]
+pub use arc::ArcMonitorGuard;
 pub use monitor_trait::Monitor;
 /// For `RawMonitor::bump`, which enters again through lock_api's guard.
 #[cfg(any(feature = "std", feature = "lock_api"))]

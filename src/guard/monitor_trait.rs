@@ -1,8 +1,12 @@
 //! The [`Monitor`] trait: the methods of [`MultiUseWord`] that enter its
 //! monitor (`word`), for any type that embeds a word.
 
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
 use core::time::Duration;
 
+#[cfg(target_has_atomic = "ptr")]
+use super::ArcMonitorGuard;
 use super::MonitorGuard;
 use crate::sys::Instant;
 use crate::word::MultiUseWord;
@@ -209,6 +213,152 @@ pub trait Monitor {
         deadline: Instant,
     ) -> Result<Option<MonitorGuard<'_>>, crate::Interrupted> {
         self.multi_use_word().try_lock_until_interruptibly(deadline)
+    }
+
+    /// As [`lock`](Self::lock), for an object in an `Arc`: the guard holds
+    /// a clone of the `Arc`, so it borrows nothing and can be kept in a
+    /// struct or returned.
+    ///
+    /// ```
+    /// use metalock::{ArcMonitorGuard, Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    ///
+    /// struct Session {
+    ///     held: ArcMonitorGuard<MultiUseWord>,
+    /// }
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// let session = Session { held: word.lock_arc() };
+    /// assert!(word.is_held_by_current_thread());
+    /// drop(session);
+    /// assert!(!word.is_locked());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    #[track_caller]
+    fn lock_arc(self: &Arc<Self>) -> ArcMonitorGuard<Self> {
+        ArcMonitorGuard::new(Arc::clone(self), Monitor::lock(&**self))
+    }
+
+    /// As [`try_lock`](Self::try_lock), returning an [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// let outer = word.try_lock_arc().unwrap();
+    /// assert_eq!(word.try_lock_arc().unwrap().depth(), 2); // reentrant
+    /// # drop(outer);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    fn try_lock_arc(self: &Arc<Self>) -> Option<ArcMonitorGuard<Self>> {
+        let monitor = Monitor::try_lock(&**self)?;
+        Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
+    }
+
+    /// As [`try_lock_for`](Self::try_lock_for), returning an
+    /// [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// let held = word.lock_arc();
+    /// let other = Arc::clone(&word);
+    /// std::thread::spawn(move || {
+    ///     assert!(other.try_lock_arc_for(Duration::from_millis(10)).is_none());
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// drop(held);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    fn try_lock_arc_for(self: &Arc<Self>, timeout: Duration) -> Option<ArcMonitorGuard<Self>> {
+        let monitor = Monitor::try_lock_for(&**self, timeout)?;
+        Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
+    }
+
+    /// As [`try_lock_until`](Self::try_lock_until), returning an
+    /// [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Instant, Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// // Free: entered though the deadline has passed.
+    /// assert!(word.try_lock_arc_until(Instant::now()).is_some());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    fn try_lock_arc_until(self: &Arc<Self>, deadline: Instant) -> Option<ArcMonitorGuard<Self>> {
+        let monitor = Monitor::try_lock_until(&**self, deadline)?;
+        Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
+    }
+
+    /// As [`lock_interruptibly`](Self::lock_interruptibly), returning an
+    /// [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Interrupted, Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// metalock::interrupt_handle().interrupt();
+    /// assert!(matches!(word.lock_arc_interruptibly(), Err(Interrupted)));
+    /// assert!(word.lock_arc_interruptibly().is_ok()); // the flag was cleared
+    /// ```
+    #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+    #[track_caller]
+    fn lock_arc_interruptibly(
+        self: &Arc<Self>,
+    ) -> Result<ArcMonitorGuard<Self>, crate::Interrupted> {
+        let monitor = Monitor::lock_interruptibly(&**self)?;
+        Ok(ArcMonitorGuard::new(Arc::clone(self), monitor))
+    }
+
+    /// As [`try_lock_for_interruptibly`](Self::try_lock_for_interruptibly),
+    /// returning an [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// let entered = word.try_lock_arc_for_interruptibly(Duration::from_millis(1));
+    /// assert_eq!(entered.unwrap().unwrap().depth(), 1);
+    /// ```
+    #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+    #[track_caller]
+    fn try_lock_arc_for_interruptibly(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Result<Option<ArcMonitorGuard<Self>>, crate::Interrupted> {
+        let entered = Monitor::try_lock_for_interruptibly(&**self, timeout)?;
+        Ok(entered.map(|monitor| ArcMonitorGuard::new(Arc::clone(self), monitor)))
+    }
+
+    /// As [`try_lock_until_interruptibly`](Self::try_lock_until_interruptibly),
+    /// returning an [`ArcMonitorGuard`].
+    ///
+    /// ```
+    /// use metalock::{Instant, Monitor, MultiUseWord};
+    /// use std::sync::Arc;
+    ///
+    /// let word = Arc::new(MultiUseWord::new());
+    /// let entered = word.try_lock_arc_until_interruptibly(Instant::now());
+    /// assert!(entered.unwrap().is_some());
+    /// ```
+    #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+    #[track_caller]
+    fn try_lock_arc_until_interruptibly(
+        self: &Arc<Self>,
+        deadline: Instant,
+    ) -> Result<Option<ArcMonitorGuard<Self>>, crate::Interrupted> {
+        let entered = Monitor::try_lock_until_interruptibly(&**self, deadline)?;
+        Ok(entered.map(|monitor| ArcMonitorGuard::new(Arc::clone(self), monitor)))
     }
 
     /// How many threads are queued to enter the object's monitor now; see

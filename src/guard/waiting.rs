@@ -420,7 +420,7 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
 /// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`],
 /// [`ReentrantSynchronizedGuard`] (one level deep only, as
 /// `ArcReentrantSynchronizedGuard`), and where they exist
-/// `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
+/// `ArcMonitorGuard`, `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
 /// of a `RawMonitor` (feature `lock_api`); what [`Condition`]'s methods
 /// take. Sealed: only those implement it.
 ///
@@ -446,7 +446,7 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
 pub trait AsMonitorGuard: sealed::Sealed {
     /// What the condition of a `wait_while` sees: the protected value of a
     /// `SynchronizedGuard` (or of a lock_api guard), nothing (`()`) for a
-    /// `MonitorGuard`.
+    /// `MonitorGuard` or an `ArcMonitorGuard`.
     ///
     /// ```
     /// use metalock::{Condition, MultiUseWord, Synchronized};

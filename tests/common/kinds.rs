@@ -1,12 +1,15 @@
 //! The kinds of monitor (embedded `MultiUseWord`, `Synchronized<T>`,
-//! `ReentrantSynchronized<T>`, keyed `metalock::lock(&value)`) behind one
+//! `ReentrantSynchronized<T>`, keyed `metalock::lock(&value)`, and the first
+//! three through an `Arc` with their `lock_arc` guards) behind one
 //! interface, so that a test body runs against each.
 
 // Each test file that includes this module uses part of it.
 #![allow(dead_code)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use metalock::{ArcMonitorGuard, ArcReentrantSynchronizedGuard, ArcSynchronizedGuard, Monitor};
 use metalock::{AsMonitorGuard, Instant, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
 use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
 use metalock::{Synchronized, SynchronizedGuard, WaitTimeoutResult};
@@ -142,6 +145,15 @@ guard_impl!(SynchronizedGuard<'_, ()>, |_| 1, condition => {
     move |_: &mut ()| condition()
 });
 guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
+    let mut condition = condition;
+    move |_: &()| condition()
+});
+guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth());
+guard_impl!(ArcSynchronizedGuard<()>, |_| 1, condition => {
+    let mut condition = condition;
+    move |_: &mut ()| condition()
+});
+guard_impl!(ArcReentrantSynchronizedGuard<()>, |g| g.depth(), condition => {
     let mut condition = condition;
     move |_: &()| condition()
 });
@@ -330,3 +342,76 @@ impl Kind for Keyed {
         metalock::wait_set_length(self.0)
     }
 }
+
+/// A kind reached through an `Arc`: its guards are the `lock_arc` forms,
+/// which own a clone of it.
+pub struct InArc<K>(Arc<K>);
+
+/// `Kind` for `InArc<$kind>`, made by `$make`, its guard `$guard`.
+macro_rules! in_arc_kind {
+    ($kind:ty, $guard:ty, $make:expr, reentrant: $reentrant:expr, deep_waits: $deep:expr) => {
+        impl Kind for InArc<$kind> {
+            type Guard<'a> = $guard;
+            const REENTRANT: bool = $reentrant;
+            const DEEP_WAITS: bool = $deep;
+            fn make() -> Self {
+                InArc(Arc::new($make))
+            }
+            fn lock(&self) -> $guard {
+                self.0.lock_arc()
+            }
+            fn lock_interruptibly(&self) -> Result<$guard, Interrupted> {
+                self.0.lock_arc_interruptibly()
+            }
+            fn try_lock_for_interruptibly(
+                &self,
+                timeout: Duration,
+            ) -> Result<Option<$guard>, Interrupted> {
+                self.0.try_lock_arc_for_interruptibly(timeout)
+            }
+            fn try_lock_until_interruptibly(
+                &self,
+                deadline: Instant,
+            ) -> Result<Option<$guard>, Interrupted> {
+                self.0.try_lock_arc_until_interruptibly(deadline)
+            }
+            fn try_lock(&self) -> Option<$guard> {
+                self.0.try_lock_arc()
+            }
+            fn is_locked(&self) -> bool {
+                self.0.is_locked()
+            }
+            fn is_held_by_current_thread(&self) -> bool {
+                self.0.is_held_by_current_thread()
+            }
+            fn queue_length(&self) -> usize {
+                self.0.queue_length()
+            }
+            fn wait_set_length(&self) -> usize {
+                self.0.wait_set_length()
+            }
+        }
+    };
+}
+
+in_arc_kind!(
+    MultiUseWord,
+    ArcMonitorGuard<MultiUseWord>,
+    MultiUseWord::new(),
+    reentrant: true,
+    deep_waits: true
+);
+in_arc_kind!(
+    Synchronized<()>,
+    ArcSynchronizedGuard<()>,
+    Synchronized::new(()),
+    reentrant: false,
+    deep_waits: false
+);
+in_arc_kind!(
+    ReentrantSynchronized<()>,
+    ArcReentrantSynchronizedGuard<()>,
+    ReentrantSynchronized::new(()),
+    reentrant: true,
+    deep_waits: false
+);
