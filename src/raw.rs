@@ -176,7 +176,7 @@ unsafe impl lock_api::RawMutex for RawMonitor {
 
     #[inline]
     fn try_lock(&self) -> Option<RawMonitorToken> {
-        try_entered(|ee| self.word.try_enter::<false>(ee)).map(|record| self.token(record))
+        try_entered!(|ee| self.word.try_enter::<false>(ee)).map(|record| self.token(record))
     }
 
     #[inline]
@@ -246,7 +246,7 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
 
     #[inline]
     fn try_lock_until(&self, deadline: Instant) -> Option<RawMonitorToken> {
-        let entered = try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline));
+        let entered = try_entered!(|ee| self.word.try_enter_until::<false>(ee, deadline));
         // The protocol refuses the owner at once; `RawMutexTimed` has a
         // failed try return no earlier than its deadline.
         if entered.is_none() && self.word.is_held_by_current_thread() {

@@ -61,7 +61,8 @@ pub struct ArcMonitorGuard<T: ?Sized> {
 
 impl<T: ?Sized> ArcMonitorGuard<T> {
     /// Wraps `monitor`, a guard of the word that `object`'s
-    /// `multi_use_word` gave.
+    /// `multi_use_word` gave (the `lock_arc` forms call it, never the
+    /// trait's other methods, which an implementation may override).
     pub(super) fn new(object: Arc<T>, monitor: MonitorGuard<'_>) -> Self {
         let monitor = ManuallyDrop::new(monitor);
         // SAFETY: the word was reached through `object`, stored beside the

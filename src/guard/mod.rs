@@ -266,21 +266,23 @@ impl<'a> MonitorGuard<'a> {
     }
 }
 
-/// Runs a try-enter `attempt` with the calling thread's EE; when it fails,
-/// gives back an EE the thread bound only for it. (What the attempt runs
-/// that may lock monitors, a refill or a slow path, keeps the EE bound
-/// itself, so that the extra-fast try pays nothing for it.)
-#[inline]
-pub(crate) fn try_entered(
-    attempt: impl FnOnce(&'static ExecEnv) -> Option<&'static LockRecord>,
-) -> Option<&'static LockRecord> {
-    let ee = ExecEnv::current();
-    let entered = attempt(ee);
-    released_unless(ee, entered)
+/// Runs a try-enter `attempt` with the calling thread's EE bound to the
+/// name given, `try_entered!(|ee| word.try_enter::<true>(ee))`; when it
+/// fails, gives back an EE the thread bound only for it. (What the attempt
+/// runs that may lock monitors, a refill or a slow path, keeps the EE bound
+/// itself, so that the extra-fast try pays nothing for it.) A macro, not a
+/// function taking a closure, so that a panic inside the attempt reports
+/// the location of a `#[track_caller]` caller (a closure cannot carry it).
+macro_rules! try_entered {
+    (|$ee:ident| $attempt:expr) => {{
+        let $ee = $crate::exec_env::ExecEnv::current();
+        $crate::guard::released_unless($ee, $attempt)
+    }};
 }
+pub(crate) use try_entered;
 
 /// `entered`, an attempt of `ee`'s thread; when it failed, gives back an
-/// EE the thread bound only for it (see `try_entered`).
+/// EE the thread bound only for it (see `try_entered!`).
 #[inline]
 pub(crate) fn released_unless(
     ee: &'static ExecEnv,
@@ -466,5 +468,66 @@ mod tests {
         thread::scope(|s| {
             s.spawn(|| assert_eq!(word.lock().depth(), 1));
         });
+    }
+
+    /// Every enter of a word panics at its caller's line when the count
+    /// would overflow: `#[track_caller]` down to the check, through
+    /// `try_entered!` and the `Monitor` trait's `lock_arc` forms.
+    #[test]
+    fn recursion_count_overflow_panics_at_the_callers_line() {
+        use alloc::sync::Arc;
+        use std::sync::Mutex;
+        use std::time::Duration;
+
+        let me = thread::current().id();
+        let seen = Arc::new(Mutex::new(None));
+        let (hook_seen, previous) = (Arc::clone(&seen), Arc::new(std::panic::take_hook()));
+        let forward = Arc::clone(&previous);
+        std::panic::set_hook(Box::new(move |info| match info.location() {
+            Some(at) if thread::current().id() == me => {
+                *hook_seen.lock().unwrap() = Some((at.file().to_owned(), at.line()));
+            }
+            _ => forward(info),
+        }));
+        let word = Arc::new(MultiUseWord::new());
+        let guard = word.lock();
+        // SAFETY: the guard's record is this thread's, and the count is the
+        // owner's field.
+        unsafe { guard.record.set_count(usize::MAX) };
+        let far = Instant::now() + Duration::from_secs(60);
+        /// The line the enter `$enter` panicked at, and the line it is on.
+        macro_rules! lines {
+            ($enter:expr) => {{
+                let result = catch_unwind(AssertUnwindSafe(|| drop($enter)));
+                assert!(result.is_err(), "{}", stringify!($enter));
+                (seen.lock().unwrap().take().unwrap(), line!())
+            }};
+        }
+        let lines = [
+            lines!(word.lock()),
+            lines!(word.try_lock()),
+            lines!(word.try_lock_for(Duration::from_secs(60))),
+            lines!(word.try_lock_until(far)),
+            lines!(word.lock_interruptibly()),
+            lines!(word.try_lock_for_interruptibly(Duration::from_secs(60))),
+            lines!(word.try_lock_until_interruptibly(far)),
+            lines!(Monitor::lock(&*word)),
+            lines!(Monitor::try_lock(&*word)),
+            lines!(word.lock_arc()),
+            lines!(word.try_lock_arc()),
+            lines!(word.try_lock_arc_for(Duration::from_secs(60))),
+            lines!(word.try_lock_arc_until(far)),
+            lines!(word.lock_arc_interruptibly()),
+            lines!(word.try_lock_arc_for_interruptibly(Duration::from_secs(60))),
+            lines!(word.try_lock_arc_until_interruptibly(far)),
+        ];
+        drop(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| previous(info)));
+        // SAFETY: as above.
+        unsafe { guard.record.set_count(1) };
+        drop(guard);
+        for ((file, at), line) in lines {
+            assert_eq!((file.as_str(), at), (file!(), line));
+        }
     }
 }

@@ -72,6 +72,7 @@ pub trait Monitor {
     /// let _guard = word.lock();
     /// assert_eq!(depth_inside(&word), 2);
     /// ```
+    #[track_caller]
     fn lock(&self) -> MonitorGuard<'_> {
         self.multi_use_word().lock()
     }
@@ -89,6 +90,7 @@ pub trait Monitor {
     ///
     /// assert_eq!(enter_twice(&MultiUseWord::new()), Some(2));
     /// ```
+    #[track_caller]
     fn try_lock(&self) -> Option<MonitorGuard<'_>> {
         self.multi_use_word().try_lock()
     }
@@ -236,7 +238,7 @@ pub trait Monitor {
     #[cfg(target_has_atomic = "ptr")]
     #[track_caller]
     fn lock_arc(self: &Arc<Self>) -> ArcMonitorGuard<Self> {
-        ArcMonitorGuard::new(Arc::clone(self), Monitor::lock(&**self))
+        ArcMonitorGuard::new(Arc::clone(self), self.multi_use_word().lock())
     }
 
     /// As [`try_lock`](Self::try_lock), returning an [`ArcMonitorGuard`].
@@ -251,8 +253,9 @@ pub trait Monitor {
     /// # drop(outer);
     /// ```
     #[cfg(target_has_atomic = "ptr")]
+    #[track_caller]
     fn try_lock_arc(self: &Arc<Self>) -> Option<ArcMonitorGuard<Self>> {
-        let monitor = Monitor::try_lock(&**self)?;
+        let monitor = self.multi_use_word().try_lock()?;
         Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
     }
 
@@ -275,8 +278,9 @@ pub trait Monitor {
     /// drop(held);
     /// ```
     #[cfg(target_has_atomic = "ptr")]
+    #[track_caller]
     fn try_lock_arc_for(self: &Arc<Self>, timeout: Duration) -> Option<ArcMonitorGuard<Self>> {
-        let monitor = Monitor::try_lock_for(&**self, timeout)?;
+        let monitor = self.multi_use_word().try_lock_for(timeout)?;
         Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
     }
 
@@ -292,8 +296,9 @@ pub trait Monitor {
     /// assert!(word.try_lock_arc_until(Instant::now()).is_some());
     /// ```
     #[cfg(target_has_atomic = "ptr")]
+    #[track_caller]
     fn try_lock_arc_until(self: &Arc<Self>, deadline: Instant) -> Option<ArcMonitorGuard<Self>> {
-        let monitor = Monitor::try_lock_until(&**self, deadline)?;
+        let monitor = self.multi_use_word().try_lock_until(deadline)?;
         Some(ArcMonitorGuard::new(Arc::clone(self), monitor))
     }
 
@@ -314,7 +319,7 @@ pub trait Monitor {
     fn lock_arc_interruptibly(
         self: &Arc<Self>,
     ) -> Result<ArcMonitorGuard<Self>, crate::Interrupted> {
-        let monitor = Monitor::lock_interruptibly(&**self)?;
+        let monitor = self.multi_use_word().lock_interruptibly()?;
         Ok(ArcMonitorGuard::new(Arc::clone(self), monitor))
     }
 
@@ -336,7 +341,7 @@ pub trait Monitor {
         self: &Arc<Self>,
         timeout: Duration,
     ) -> Result<Option<ArcMonitorGuard<Self>>, crate::Interrupted> {
-        let entered = Monitor::try_lock_for_interruptibly(&**self, timeout)?;
+        let entered = self.multi_use_word().try_lock_for_interruptibly(timeout)?;
         Ok(entered.map(|monitor| ArcMonitorGuard::new(Arc::clone(self), monitor)))
     }
 
@@ -357,7 +362,9 @@ pub trait Monitor {
         self: &Arc<Self>,
         deadline: Instant,
     ) -> Result<Option<ArcMonitorGuard<Self>>, crate::Interrupted> {
-        let entered = Monitor::try_lock_until_interruptibly(&**self, deadline)?;
+        let entered = self
+            .multi_use_word()
+            .try_lock_until_interruptibly(deadline)?;
         Ok(entered.map(|monitor| ArcMonitorGuard::new(Arc::clone(self), monitor)))
     }
 

@@ -53,7 +53,7 @@ impl MultiUseWord {
     #[inline]
     #[track_caller]
     pub fn try_lock(&self) -> Option<MonitorGuard<'_>> {
-        try_entered(|ee| self.try_enter::<true>(ee)).map(|record| MonitorGuard::new(self, record))
+        try_entered!(|ee| self.try_enter::<true>(ee)).map(|record| MonitorGuard::new(self, record))
     }
 
     /// Enters the monitor, waiting at most `timeout` for another thread to
@@ -103,7 +103,7 @@ impl MultiUseWord {
     #[inline]
     #[track_caller]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<MonitorGuard<'_>> {
-        try_entered(|ee| self.try_enter_until::<true>(ee, deadline))
+        try_entered!(|ee| self.try_enter_until::<true>(ee, deadline))
             .map(|record| MonitorGuard::new(self, record))
     }
 

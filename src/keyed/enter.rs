@@ -135,12 +135,12 @@ fn enter_overflow(
     let record = match patience {
         Patience::Until(None) => Some(word.enter::<true>(ExecEnv::current())),
         Patience::Until(Some(deadline)) => {
-            try_entered(|ee| word.try_enter_until::<true>(ee, deadline))
+            try_entered!(|ee| word.try_enter_until::<true>(ee, deadline))
         }
         Patience::Interruptibly(deadline) => {
-            try_entered(|ee| word.enter_interruptibly::<true>(ee, deadline))
+            try_entered!(|ee| word.enter_interruptibly::<true>(ee, deadline))
         }
-        Patience::None => try_entered(|ee| word.try_enter::<true>(ee)),
+        Patience::None => try_entered!(|ee| word.try_enter::<true>(ee)),
     }?;
     core::mem::forget(overflow);
     Some((word, record))

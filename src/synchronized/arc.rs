@@ -52,7 +52,7 @@ impl<T: ?Sized> Synchronized<T> {
     /// assert!(shared.try_lock_arc().is_some());
     /// ```
     pub fn try_lock_arc(self: &Arc<Self>) -> Option<ArcSynchronizedGuard<T>> {
-        guard::try_entered(|ee| self.word.try_enter::<false>(ee))
+        guard::try_entered!(|ee| self.word.try_enter::<false>(ee))
             .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
     }
 
@@ -113,7 +113,7 @@ impl<T: ?Sized> Synchronized<T> {
         self: &Arc<Self>,
         deadline: Instant,
     ) -> Option<ArcSynchronizedGuard<T>> {
-        guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
+        guard::try_entered!(|ee| self.word.try_enter_until::<false>(ee, deadline))
             .map(|record| ArcSynchronizedGuard::new(Arc::clone(self), record))
     }
 

@@ -236,7 +236,7 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     #[inline]
     pub fn try_lock(&self) -> Option<SynchronizedGuard<'_, T>> {
-        guard::try_entered(|ee| self.word.try_enter::<false>(ee)).map(|record| self.guard(record))
+        guard::try_entered!(|ee| self.word.try_enter::<false>(ee)).map(|record| self.guard(record))
     }
 
     /// Whether the monitor is fair (made by [`new_fair`](Self::new_fair)).

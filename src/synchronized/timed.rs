@@ -82,7 +82,7 @@ impl<T: ?Sized> Synchronized<T> {
     /// ```
     #[inline]
     pub fn try_lock_until(&self, deadline: Instant) -> Option<SynchronizedGuard<'_, T>> {
-        guard::try_entered(|ee| self.word.try_enter_until::<false>(ee, deadline))
+        guard::try_entered!(|ee| self.word.try_enter_until::<false>(ee, deadline))
             .map(|record| self.guard(record))
     }
 
