@@ -65,6 +65,12 @@
 //! });
 //! ```
 //!
+//! ```compile_fail,E0277
+//! let value = std::sync::Arc::new(5_u32);
+//! let guard = metalock::lock_arc(&value);
+//! std::thread::spawn(move || drop(guard));
+//! ```
+//!
 //! The word an `Arc` guard of a word lends lives only as long as the guard
 //! (the `Arc` may be the last):
 //!

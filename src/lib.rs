@@ -200,6 +200,11 @@ pub use guard::ArcMonitorGuard;
 pub use guard::{AsMonitorGuard, Monitor, MonitorGuard, WaitTimeoutResult};
 #[cfg(feature = "std")]
 pub use interrupt::{InterruptHandle, Interrupted, interrupt_handle, interrupted};
+#[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+pub use keyed::{
+    ArcKeyedGuard, lock_arc, lock_arc_interruptibly, try_lock_arc, try_lock_arc_for,
+    try_lock_arc_for_interruptibly, try_lock_arc_until, try_lock_arc_until_interruptibly,
+};
 #[cfg(feature = "std")]
 pub use keyed::{
     KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, lock_interruptibly,

@@ -1,6 +1,6 @@
 //! Keyed monitors (`metalock::lock(&value)`): what the key is, the homes
 //! and the overflow table under load, and stress tests with exact
-//! counters. The
+//! counters; the `Arc` guard of `metalock::lock_arc`. The
 //! semantics they share with the other kinds are in `kinds.rs`; memory
 //! after a million objects in `keyed_memory.rs`.
 
@@ -8,11 +8,13 @@ mod common;
 use common::Watchdog;
 #[cfg(target_os = "linux")]
 use common::blocked::with_a_thread_queued;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::thread;
 use std::time::Duration;
 
-use metalock::Condition;
+use metalock::{ArcKeyedGuard, Condition, Instant};
 
 const HANG: Duration = Duration::from_secs(120);
 
@@ -580,4 +582,155 @@ fn reading_an_overflow_entry_binds_before_the_shard_lock() {
         assert_eq!(failed, 0, "threads that bound under a lock");
     });
     assert!(!metalock::is_locked(overflow_value));
+}
+
+/// A value that checks, when it is freed, that its keyed monitor was
+/// released first.
+struct Checked(Arc<AtomicBool>);
+
+impl Drop for Checked {
+    fn drop(&mut self) {
+        assert!(
+            !metalock::is_locked(self),
+            "freed while its monitor is held"
+        );
+        self.0.store(true, Relaxed);
+    }
+}
+
+#[test]
+fn arc_keyed_guards_lock_the_value_and_own_it() {
+    let _watchdog = Watchdog::arm(HANG);
+    // The value's monitor, not the `Arc` handle's; the guard is the last
+    // owner: released, then freed.
+    let freed = Arc::new(AtomicBool::new(false));
+    let value = Arc::new(Checked(Arc::clone(&freed)));
+    let guard: ArcKeyedGuard<Checked> = metalock::lock_arc(&value);
+    assert!(metalock::is_held_by_current_thread(&*value) && !metalock::is_locked(&value));
+    assert!(Arc::ptr_eq(ArcKeyedGuard::value(&guard), &value));
+    drop(value);
+    assert!(!freed.load(Relaxed));
+    drop(guard);
+    assert!(freed.load(Relaxed));
+
+    // A 'static guard in another thread, two levels deep over a borrowed
+    // one, waits on a condition; the main thread's waits on the monitor's
+    // own set; both through `Arc` guards.
+    let count = Arc::new(AtomicU64::new(0));
+    let grown = Arc::new(Condition::new());
+    let waiter = {
+        let (count, grown) = (Arc::clone(&count), Arc::clone(&grown));
+        thread::spawn(move || {
+            let outer = metalock::lock(&*count);
+            let lock = || metalock::lock_arc(&count);
+            let mut guard: ArcKeyedGuard<AtomicU64> = lock();
+            grown.wait_while(&mut guard, |()| count.load(Relaxed) == 0);
+            let depth = guard.depth();
+            guard.fetch_add(10, Relaxed);
+            guard.notify_all();
+            drop((guard, outer));
+            depth
+        })
+    };
+    let mut guard = metalock::lock_arc(&count);
+    guard.store(1, Relaxed);
+    grown.notify_all();
+    guard.wait_while(|| count.load(Relaxed) < 11);
+    drop(guard);
+    assert_eq!(waiter.join().unwrap(), 2, "the wait restored both levels");
+
+    // The way back to the `Arc`, fair or not, and the depth rule of
+    // `unlocked`, which panics naming the guard before releasing anything.
+    let back = ArcKeyedGuard::into_arc(metalock::lock_arc(&count));
+    assert!(Arc::ptr_eq(&back, &count) && !metalock::is_locked(&*count));
+    drop(ArcKeyedGuard::into_arc_fair(metalock::lock_arc(&count)));
+    metalock::lock_arc(&count).unlock_fair();
+    assert!(!metalock::is_locked(&*count));
+    let mut outer = metalock::lock_arc(&count);
+    let got_in = ArcKeyedGuard::unlocked(&mut outer, || {
+        thread::scope(|s| {
+            s.spawn(|| metalock::try_lock(&*count).is_some())
+                .join()
+                .unwrap()
+        })
+    });
+    assert!(got_in);
+    ArcKeyedGuard::unlocked_fair(&mut outer, || assert!(!metalock::is_locked(&*count)));
+    ArcKeyedGuard::bump(&mut outer); // nobody queued: keeps the monitor
+    let mut inner = metalock::lock_arc(&count);
+    let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+        ArcKeyedGuard::unlocked(&mut inner, || ())
+    }));
+    let message = *unwound.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("ArcKeyedGuard::unlocked needs the monitor held one level deep"));
+    assert_eq!((outer.depth(), inner.depth()), (2, 2));
+    assert!(format!("{inner:?}").starts_with("ArcKeyedGuard { value: "));
+    drop((inner, outer));
+    assert!(!metalock::is_locked(&*count));
+}
+
+/// The timed `Arc` enters of a keyed value wait for a holder that lets go
+/// in time.
+#[test]
+fn timed_arc_keyed_enters_wait_for_the_holder() {
+    let _watchdog = Watchdog::arm(HANG);
+    let value = Arc::new(7_u64);
+    for until in [false, true] {
+        let (held, is_held) = std::sync::mpsc::channel();
+        let holder = {
+            let value = Arc::clone(&value);
+            thread::spawn(move || {
+                let guard = metalock::lock_arc(&value);
+                held.send(()).unwrap();
+                thread::sleep(Duration::from_millis(50));
+                drop(guard);
+            })
+        };
+        is_held.recv().unwrap();
+        let entered = if until {
+            metalock::try_lock_arc_until(&value, Instant::now() + Duration::from_secs(30))
+        } else {
+            metalock::try_lock_arc_for(&value, Duration::from_secs(30))
+        };
+        assert_eq!(entered.expect("entered once the holder let go").depth(), 1);
+        holder.join().unwrap();
+    }
+}
+
+/// The fair releases of an `ArcKeyedGuard` hand the monitor to a thread
+/// asleep in its queue: the releasing thread cannot take it back.
+#[cfg(target_os = "linux")]
+#[test]
+fn arc_keyed_guard_fair_releases_hand_over() {
+    let _watchdog = Watchdog::arm(HANG);
+    for how in ["unlock_fair", "into_arc_fair", "unlocked_fair"] {
+        let value = Arc::new(0_u64);
+        let mut guard = Some(metalock::lock_arc(&value));
+        let taken_back = with_a_thread_queued(
+            |hold| {
+                let _turn = metalock::lock(&*value);
+                hold();
+            },
+            |let_go| {
+                let taken_back = match how {
+                    "unlock_fair" => {
+                        guard.take().unwrap().unlock_fair();
+                        metalock::try_lock(&*value).is_some()
+                    }
+                    "into_arc_fair" => {
+                        drop(ArcKeyedGuard::into_arc_fair(guard.take().unwrap()));
+                        metalock::try_lock(&*value).is_some()
+                    }
+                    _ => ArcKeyedGuard::unlocked_fair(guard.as_mut().unwrap(), || {
+                        let taken_back = metalock::try_lock(&*value).is_some();
+                        let_go();
+                        taken_back
+                    }),
+                };
+                let_go();
+                taken_back
+            },
+        );
+        assert!(!taken_back, "{how} let the releasing thread back in");
+    }
 }

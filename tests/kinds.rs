@@ -1,7 +1,7 @@
 //! The monitor semantics every kind of monitor shares, in one test body run
 //! against each: the embedded word (`MultiUseWord`), `Synchronized<T>`,
-//! `ReentrantSynchronized<T>`, keyed (`metalock::lock(&value)`), and the
-//! first three through an `Arc`, locked by their `lock_arc` forms.
+//! `ReentrantSynchronized<T>`, keyed (`metalock::lock(&value)`), and each
+//! through an `Arc`, locked by its `lock_arc` forms.
 //! Reentrancy is checked where the kind has it (not `Synchronized`, whose
 //! re-lock panics by design: see `semantics.rs`), and so are `unlocked` and
 //! `bump` one level and two deep.
@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use common::kinds::{Guard, InArc, Keyed, Kind};
+use common::kinds::{Guard, InArc, Keyed, KeyedInArc, Kind};
 use metalock::{
     Condition, Instant, Interrupted, MultiUseWord, ReentrantSynchronized, Synchronized,
 };
@@ -888,4 +888,5 @@ semantics!(
     word_in_arc: InArc<MultiUseWord>,
     synchronized_in_arc: InArc<Synchronized<()>>,
     reentrant_in_arc: InArc<ReentrantSynchronized<()>>,
+    keyed_in_arc: KeyedInArc,
 );

@@ -6,13 +6,9 @@ use alloc::sync::Arc;
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::ops::Deref;
-use core::time::Duration;
 
 use super::unlocked::check_depth_one;
-use super::{AsMonitorGuard, MonitorGuard, WaitTimeoutResult, sealed};
-#[cfg(feature = "std")]
-use crate::interrupt::Interrupted;
-use crate::sys::Instant;
+use super::{AsMonitorGuard, MonitorGuard, sealed};
 use crate::word::MultiUseWord;
 
 /// A [`MonitorGuard`] that owns a clone of the `Arc` its object lives in
@@ -241,49 +237,8 @@ impl<T: ?Sized> ArcMonitorGuard<T> {
     }
 }
 
-/// Each wait, forwarded to the guard's [`MonitorGuard`], whose method has
-/// the semantics and examples.
-macro_rules! forward_waits {
-    ($($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
-        #[doc = concat!("See [`MonitorGuard::", stringify!($name), "`].")]
-        $(#[$attr])*
-        #[track_caller]
-        pub fn $name(&mut self, $($arg: $ty),*) $(-> $ret)? {
-            self.monitor.$name($($arg),*)
-        }
-    )*};
-}
-
 impl<T: ?Sized> ArcMonitorGuard<T> {
-    forward_waits! {
-        fn wait();
-        fn wait_for(timeout: Duration) -> WaitTimeoutResult;
-        fn wait_until(deadline: Instant) -> WaitTimeoutResult;
-        fn wait_while(condition: impl FnMut() -> bool);
-        fn wait_while_for(condition: impl FnMut() -> bool, timeout: Duration) -> WaitTimeoutResult;
-        fn wait_while_until(
-            condition: impl FnMut() -> bool,
-            deadline: Instant
-        ) -> WaitTimeoutResult;
-        #[cfg(feature = "std")]
-        fn wait_interruptibly() -> Result<(), Interrupted>;
-        #[cfg(feature = "std")]
-        fn wait_for_interruptibly(timeout: Duration) -> Result<WaitTimeoutResult, Interrupted>;
-        #[cfg(feature = "std")]
-        fn wait_until_interruptibly(deadline: Instant) -> Result<WaitTimeoutResult, Interrupted>;
-        #[cfg(feature = "std")]
-        fn wait_while_interruptibly(condition: impl FnMut() -> bool) -> Result<(), Interrupted>;
-        #[cfg(feature = "std")]
-        fn wait_while_for_interruptibly(
-            condition: impl FnMut() -> bool,
-            timeout: Duration
-        ) -> Result<WaitTimeoutResult, Interrupted>;
-        #[cfg(feature = "std")]
-        fn wait_while_until_interruptibly(
-            condition: impl FnMut() -> bool,
-            deadline: Instant
-        ) -> Result<WaitTimeoutResult, Interrupted>;
-    }
+    crate::guard::forward_waits!(monitor, "MonitorGuard");
 }
 
 impl<T: ?Sized> Drop for ArcMonitorGuard<T> {

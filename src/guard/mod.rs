@@ -281,6 +281,65 @@ macro_rules! try_entered {
 }
 pub(crate) use try_entered;
 
+/// The twelve waits of a guard that holds another guard in `$field`,
+/// forwarded to it; `$inner` names that guard's type, whose methods have
+/// the semantics and examples (the `Arc` guards of a word and of a keyed
+/// value).
+#[cfg(target_has_atomic = "ptr")]
+macro_rules! forward_waits {
+    ($field:ident, $inner:literal) => {
+        $crate::guard::forward_waits!(@each $field, $inner;
+            fn wait();
+            fn wait_for(timeout: core::time::Duration) -> $crate::WaitTimeoutResult;
+            fn wait_until(deadline: $crate::Instant) -> $crate::WaitTimeoutResult;
+            fn wait_while(condition: impl FnMut() -> bool);
+            fn wait_while_for(
+                condition: impl FnMut() -> bool,
+                timeout: core::time::Duration
+            ) -> $crate::WaitTimeoutResult;
+            fn wait_while_until(
+                condition: impl FnMut() -> bool,
+                deadline: $crate::Instant
+            ) -> $crate::WaitTimeoutResult;
+            #[cfg(feature = "std")]
+            fn wait_interruptibly() -> Result<(), $crate::Interrupted>;
+            #[cfg(feature = "std")]
+            fn wait_for_interruptibly(
+                timeout: core::time::Duration
+            ) -> Result<$crate::WaitTimeoutResult, $crate::Interrupted>;
+            #[cfg(feature = "std")]
+            fn wait_until_interruptibly(
+                deadline: $crate::Instant
+            ) -> Result<$crate::WaitTimeoutResult, $crate::Interrupted>;
+            #[cfg(feature = "std")]
+            fn wait_while_interruptibly(
+                condition: impl FnMut() -> bool
+            ) -> Result<(), $crate::Interrupted>;
+            #[cfg(feature = "std")]
+            fn wait_while_for_interruptibly(
+                condition: impl FnMut() -> bool,
+                timeout: core::time::Duration
+            ) -> Result<$crate::WaitTimeoutResult, $crate::Interrupted>;
+            #[cfg(feature = "std")]
+            fn wait_while_until_interruptibly(
+                condition: impl FnMut() -> bool,
+                deadline: $crate::Instant
+            ) -> Result<$crate::WaitTimeoutResult, $crate::Interrupted>;
+        );
+    };
+    (@each $field:ident, $inner:literal;
+        $($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+        #[doc = concat!("See [`", $inner, "::", stringify!($name), "`].")]
+        $(#[$attr])*
+        #[track_caller]
+        pub fn $name(&mut self, $($arg: $ty),*) $(-> $ret)? {
+            self.$field.$name($($arg),*)
+        }
+    )*};
+}
+#[cfg(target_has_atomic = "ptr")]
+pub(crate) use forward_waits;
+
 /// `entered`, an attempt of `ee`'s thread; when it failed, gives back an
 /// EE the thread bound only for it (see `try_entered!`).
 #[inline]

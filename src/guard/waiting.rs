@@ -420,9 +420,9 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
 /// A guard that can wait: [`MonitorGuard`], [`SynchronizedGuard`],
 /// [`ReentrantSynchronizedGuard`] (one level deep only, as
 /// `ArcReentrantSynchronizedGuard`), and where they exist
-/// `ArcMonitorGuard`, `ArcSynchronizedGuard`, `KeyedGuard`, and lock_api's `MutexGuard`
-/// of a `RawMonitor` (feature `lock_api`); what [`Condition`]'s methods
-/// take. Sealed: only those implement it.
+/// `ArcMonitorGuard`, `ArcSynchronizedGuard`, `KeyedGuard`,
+/// `ArcKeyedGuard`, and lock_api's `MutexGuard` of a `RawMonitor`
+/// (feature `lock_api`); what [`Condition`]'s methods take. Sealed: only those implement it.
 ///
 /// [`SynchronizedGuard`]: crate::SynchronizedGuard
 /// [`ReentrantSynchronizedGuard`]: crate::ReentrantSynchronizedGuard

@@ -26,11 +26,18 @@
 //! `notify_one` meant for one can wake a waiter of the other, so they need
 //! `notify_all`, or a [`Condition`](crate::Condition) each.
 
+#[cfg(target_has_atomic = "ptr")]
+mod arc;
 mod enter;
 mod guard;
 mod table;
 mod waiting;
 
+#[cfg(target_has_atomic = "ptr")]
+pub use self::arc::{
+    ArcKeyedGuard, lock_arc, lock_arc_interruptibly, try_lock_arc, try_lock_arc_for,
+    try_lock_arc_for_interruptibly, try_lock_arc_until, try_lock_arc_until_interruptibly,
+};
 use self::enter::{enter, inspect};
 pub use self::guard::KeyedGuard;
 #[cfg(loom)]

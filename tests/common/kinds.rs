@@ -1,7 +1,7 @@
 //! The kinds of monitor (embedded `MultiUseWord`, `Synchronized<T>`,
-//! `ReentrantSynchronized<T>`, keyed `metalock::lock(&value)`, and the first
-//! three through an `Arc` with their `lock_arc` guards) behind one
-//! interface, so that a test body runs against each.
+//! `ReentrantSynchronized<T>`, keyed `metalock::lock(&value)`, and each
+//! through an `Arc` with its `lock_arc` guard) behind one interface, so
+//! that a test body runs against each.
 
 // Each test file that includes this module uses part of it.
 #![allow(dead_code)]
@@ -9,7 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use metalock::{ArcMonitorGuard, ArcReentrantSynchronizedGuard, ArcSynchronizedGuard, Monitor};
+use metalock::{ArcKeyedGuard, ArcMonitorGuard, ArcReentrantSynchronizedGuard};
+use metalock::{ArcSynchronizedGuard, Monitor};
 use metalock::{AsMonitorGuard, Instant, Interrupted, KeyedGuard, MonitorGuard, MultiUseWord};
 use metalock::{ReentrantSynchronized, ReentrantSynchronizedGuard};
 use metalock::{Synchronized, SynchronizedGuard, WaitTimeoutResult};
@@ -149,6 +150,7 @@ guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
     move |_: &()| condition()
 });
 guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth());
+guard_impl!(ArcKeyedGuard<u64>, |g| g.depth());
 guard_impl!(ArcSynchronizedGuard<()>, |_| 1, condition => {
     let mut condition = condition;
     move |_: &mut ()| condition()
@@ -415,3 +417,49 @@ in_arc_kind!(
     reentrant: true,
     deep_waits: false
 );
+
+/// A keyed monitor of a value in an `Arc` (a `u64`, alone in its 8-byte
+/// granule), locked by `metalock::lock_arc`.
+pub struct KeyedInArc(Arc<u64>);
+
+impl Kind for KeyedInArc {
+    type Guard<'a> = ArcKeyedGuard<u64>;
+    const REENTRANT: bool = true;
+    const DEEP_WAITS: bool = true;
+    fn make() -> Self {
+        KeyedInArc(Arc::new(0))
+    }
+    fn lock(&self) -> ArcKeyedGuard<u64> {
+        metalock::lock_arc(&self.0)
+    }
+    fn lock_interruptibly(&self) -> Result<ArcKeyedGuard<u64>, Interrupted> {
+        metalock::lock_arc_interruptibly(&self.0)
+    }
+    fn try_lock_for_interruptibly(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<ArcKeyedGuard<u64>>, Interrupted> {
+        metalock::try_lock_arc_for_interruptibly(&self.0, timeout)
+    }
+    fn try_lock_until_interruptibly(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<ArcKeyedGuard<u64>>, Interrupted> {
+        metalock::try_lock_arc_until_interruptibly(&self.0, deadline)
+    }
+    fn try_lock(&self) -> Option<ArcKeyedGuard<u64>> {
+        metalock::try_lock_arc(&self.0)
+    }
+    fn is_locked(&self) -> bool {
+        metalock::is_locked(&*self.0)
+    }
+    fn is_held_by_current_thread(&self) -> bool {
+        metalock::is_held_by_current_thread(&*self.0)
+    }
+    fn queue_length(&self) -> usize {
+        metalock::queue_length(&*self.0)
+    }
+    fn wait_set_length(&self) -> usize {
+        metalock::wait_set_length(&*self.0)
+    }
+}
