@@ -71,6 +71,12 @@
 //! std::thread::spawn(move || drop(guard));
 //! ```
 //!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>(_: &T) {}
+//! let value = std::sync::Arc::new(5_u32);
+//! shared(&metalock::lock_arc(&value));
+//! ```
+//!
 //! The word an `Arc` guard of a word lends lives only as long as the guard
 //! (the `Arc` may be the last):
 //!

@@ -549,11 +549,16 @@ fn arc_monitor_guard_fair_releases_hand_over() {
                         drop(ArcMonitorGuard::into_arc_fair(guard.take().unwrap()));
                         word.try_lock().is_some()
                     }
-                    _ => ArcMonitorGuard::unlocked_fair(guard.as_mut().unwrap(), || {
-                        let taken_back = word.try_lock().is_some();
-                        let_go();
+                    _ => {
+                        let taken_back =
+                            ArcMonitorGuard::unlocked_fair(guard.as_mut().unwrap(), || {
+                                let taken_back = word.try_lock().is_some();
+                                let_go();
+                                taken_back
+                            });
+                        guard = None; // the queued thread may still need the monitor
                         taken_back
-                    }),
+                    }
                 };
                 let_go();
                 taken_back

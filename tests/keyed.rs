@@ -721,11 +721,16 @@ fn arc_keyed_guard_fair_releases_hand_over() {
                         drop(ArcKeyedGuard::into_arc_fair(guard.take().unwrap()));
                         metalock::try_lock(&*value).is_some()
                     }
-                    _ => ArcKeyedGuard::unlocked_fair(guard.as_mut().unwrap(), || {
-                        let taken_back = metalock::try_lock(&*value).is_some();
-                        let_go();
+                    _ => {
+                        let taken_back =
+                            ArcKeyedGuard::unlocked_fair(guard.as_mut().unwrap(), || {
+                                let taken_back = metalock::try_lock(&*value).is_some();
+                                let_go();
+                                taken_back
+                            });
+                        guard = None; // the queued thread may still need the monitor
                         taken_back
-                    }),
+                    }
                 };
                 let_go();
                 taken_back
@@ -733,4 +738,34 @@ fn arc_keyed_guard_fair_releases_hand_over() {
         );
         assert!(!taken_back, "{how} let the releasing thread back in");
     }
+}
+
+/// The timed `Arc` enters give up at their deadline, and lock the value,
+/// not the handle passed.
+#[test]
+fn timed_arc_keyed_enters_give_up() {
+    let _watchdog = Watchdog::arm(HANG);
+    let value = Arc::new(7_u64);
+    let held = metalock::lock_arc(&value);
+    let other = Arc::clone(&value);
+    thread::spawn(move || {
+        let start = std::time::Instant::now();
+        assert!(metalock::try_lock_arc_for(&other, Duration::from_millis(20)).is_none());
+        let deadline = Instant::now() + Duration::from_millis(20);
+        assert!(metalock::try_lock_arc_until(&other, deadline).is_none());
+        // Neither gave up before its deadline.
+        assert!(start.elapsed() >= Duration::from_millis(40));
+    })
+    .join()
+    .unwrap();
+    let mut inner = metalock::lock_arc(&value);
+    let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
+        ArcKeyedGuard::unlocked_fair(&mut inner, || ())
+    }));
+    let message = *unwound.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.contains("ArcKeyedGuard::unlocked_fair needs"),
+        "{message}"
+    );
+    drop((inner, held));
 }

@@ -18,6 +18,9 @@ use crate::sys::Instant;
 /// As [`lock`](crate::lock), on the value an `Arc` points to (not on the
 /// `Arc` itself, as `lock(&arc)` would be): the guard holds a clone of the
 /// `Arc`, so it borrows nothing and can be kept in a struct or returned.
+/// The key is the value's address, as `lock(&*arc)`'s: a zero-sized or
+/// empty value (`Arc<()>`, an empty `str` or slice, the `Arc::default()`
+/// all of those share) may share its monitor with another value.
 ///
 /// ```
 /// use metalock::ArcKeyedGuard;
@@ -188,9 +191,12 @@ pub fn try_lock_arc_until_interruptibly<T: ?Sized>(
 /// ```
 ///
 /// Invariant: `guard` holds one level of the monitor keyed by the address
-/// of the value `value` points to, which `value` keeps alive and in place
-/// (so no other value takes the address meanwhile); `guard` is dropped
-/// before `value` (field order).
+/// of the value `value` points to, which `value` keeps alive and in place;
+/// `guard` is dropped before `value` (field order). A value with bytes
+/// keeps its address to itself meanwhile; a zero-sized or empty one (`()`,
+/// `""`, `[]`, the shared `Arc::default()` of `str` or a slice) may share
+/// it, and so the monitor, with another value, as [`lock`](crate::lock)
+/// says: monitors are reentrant, so that is contention, never unsoundness.
 #[must_use = "the monitor is released as soon as the guard is dropped"]
 pub struct ArcKeyedGuard<T: ?Sized> {
     guard: KeyedGuard<'static>,
