@@ -55,8 +55,11 @@ impl MultiUseWord {
         &self,
         ee: &'static ExecEnv,
     ) -> Option<&'static LockRecord> {
-        self.try_enter_fast::<REENTRANT>(ee)
-            .or_else(|| self.try_enter_slow::<REENTRANT>(ee))
+        // A match, not a closure: an overflow's panic reports the caller.
+        match self.try_enter_fast::<REENTRANT>(ee) {
+            Some(record) => Some(record),
+            None => self.try_enter_slow::<REENTRANT>(ee),
+        }
     }
 
     /// Enters the monitor, giving up at `deadline` if another thread still
@@ -68,8 +71,11 @@ impl MultiUseWord {
         ee: &'static ExecEnv,
         deadline: Instant,
     ) -> Option<&'static LockRecord> {
-        self.try_enter_fast::<REENTRANT>(ee)
-            .or_else(|| self.enter_slow_until::<REENTRANT>(ee, Until::deadline(Some(deadline))))
+        // A match, not a closure, as in `try_enter`.
+        match self.try_enter_fast::<REENTRANT>(ee) {
+            Some(record) => Some(record),
+            None => self.enter_slow_until::<REENTRANT>(ee, Until::deadline(Some(deadline))),
+        }
     }
 
     /// Enters the monitor, giving up if the calling thread's interrupt flag
