@@ -1,5 +1,6 @@
 //! Loom models of the extra-fast path (paper 000, section 5.2) racing the
-//! meta-lock protocol: a fused lock against a slow enqueue, a fused unlock
+//! meta-lock protocol: a fused lock against a slow enqueue (also one nested
+//! in another monitor's hold), a fused unlock
 //! against an enqueue (which must make the unlock fail over to the slow
 //! path through the queue-summary bit), a fused unlock against a payload
 //! change, and a payload that publishes what its setter wrote before it.
@@ -81,6 +82,30 @@ fn recursive_fast_exit_races_enqueue() {
         t.join().unwrap();
         assert_eq!(object.count(), 2);
         assert_eq!(object.word.payload(), 3);
+    });
+}
+
+/// A thread that holds one monitor locks a second through the fused path,
+/// with a record from its free list (not its first), while another thread
+/// locks the second: the nested lock and unlock race the other's fused lock
+/// or its enqueue, and both payloads survive.
+#[test]
+fn nested_fused_lock_races_slow_enqueue() {
+    loom::model(|| {
+        metalock::__test_hooks::start_crate_model_execution();
+        let outer = Object::new(1);
+        let inner = Object::new(2);
+        let other = Arc::clone(&inner);
+        let t = thread::spawn(move || other.increment());
+        {
+            let held = outer.word.lock();
+            inner.increment();
+            assert_eq!(held.depth(), 1);
+        }
+        t.join().unwrap();
+        assert_eq!(inner.count(), 2);
+        assert_eq!((outer.word.payload(), inner.word.payload()), (1, 2));
+        assert!(!outer.word.is_locked() && !inner.word.is_locked());
     });
 }
 

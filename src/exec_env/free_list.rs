@@ -85,6 +85,21 @@ impl ExecEnv {
             if !self.has_records_out() {
                 return &self.hot_record;
             }
+            self.peek_free_record()
+        }
+    }
+
+    /// `peek_lock_record` for a thread that has a record out: the first of
+    /// its free list, refilled if empty, without the look at the count that
+    /// a nested enter has just made.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE, and `has_records_out` holds.
+    #[inline(always)]
+    pub(crate) unsafe fn peek_free_record(&'static self) -> &'static LockRecord {
+        // SAFETY: as in `peek_lock_record`.
+        unsafe {
+            debug_assert!(self.has_records_out());
             let mut head = self.free_records.with(|h| *h);
             if head.is_null() {
                 head = self.refill();
@@ -108,6 +123,20 @@ impl ExecEnv {
                 self.records_out.with_mut(|n| *n += 1);
                 return;
             }
+            self.take_free_record(record);
+        }
+    }
+
+    /// `take_lock_record` of a record known not to be the hot one: the
+    /// head of the free list.
+    ///
+    /// # Safety
+    /// `self` is the calling thread's EE and `record` came from
+    /// `peek_free_record`, with no list change and no record taken since.
+    #[inline(always)]
+    pub(crate) unsafe fn take_free_record(&self, record: &LockRecord) {
+        // SAFETY: caller's contract; thread-owned fields.
+        unsafe {
             debug_assert!(ptr::eq(self.free_records.with(|h| *h), record));
             let next = record.free_next();
             self.free_records.with_mut(|h| *h = next);

@@ -62,6 +62,12 @@ impl MultiUseWord {
             // A thread that holds no record cannot, and skips the look.
             // Acquire: see `inspect`.
             let bits = self.word.load(Ordering::Acquire);
+            // A NEUTRAL word has no owner: lock it at once (a thread that
+            // nests distinct monitors comes here first).
+            #[cfg(not(metalock_swap_only))]
+            if state(bits) == NEUTRAL {
+                return self.fused_lock::<true>(ee, bits);
+            }
             // Usually the monitor is the one last entered: comparing the word
             // with that record's address keeps the count off the chain of
             // reading the record the word points at, then its owner.
@@ -85,10 +91,6 @@ impl MultiUseWord {
                 // SAFETY: ours, and no meta-lock is held.
                 unsafe { enter_again(record) };
                 return Some(record);
-            }
-            #[cfg(not(metalock_swap_only))]
-            if state(bits) == NEUTRAL {
-                return self.fused_lock(ee, bits);
             }
             return None;
         }
@@ -137,26 +139,45 @@ impl MultiUseWord {
                 count!(ee, extra_fast_hits);
                 Some(record)
             }
-            Err(bits) if state(bits) == NEUTRAL => self.fused_lock(ee, bits),
+            Err(bits) if state(bits) == NEUTRAL => self.fused_lock::<false>(ee, bits),
             Err(_) => None,
         }
     }
 
     /// The extra-fast lock (section 5.2): NEUTRAL to LOCKED in one
     /// compare-and-swap from `neutral`, with a pre-initialised record.
+    /// `NESTED`: the thread is known to have a record out (it has just
+    /// looked), so the record is the first of its free list, and neither
+    /// the peek nor the take looks at the count again.
     #[cfg(not(metalock_swap_only))]
     #[inline(always)]
-    fn fused_lock(&self, ee: &'static ExecEnv, neutral: usize) -> Option<&'static LockRecord> {
-        // SAFETY: `ee` is the calling thread's EE.
-        let record = unsafe { ee.peek_lock_record() };
+    fn fused_lock<const NESTED: bool>(
+        &self,
+        ee: &'static ExecEnv,
+        neutral: usize,
+    ) -> Option<&'static LockRecord> {
+        // SAFETY: `ee` is the calling thread's EE; `NESTED` only when it has
+        // a record out.
+        let record = unsafe {
+            if NESTED {
+                ee.peek_free_record()
+            } else {
+                ee.peek_lock_record()
+            }
+        };
         if !self.fused_install(record, neutral) {
             // The record stays unused; its displaced payload is overwritten
             // by the next use.
             return None;
         }
-        // SAFETY: `record` came from `peek_lock_record`, nothing taken
-        // since.
-        unsafe { ee.take_lock_record(record) };
+        // SAFETY: `record` came from the peek above, nothing taken since.
+        unsafe {
+            if NESTED {
+                ee.take_free_record(record)
+            } else {
+                ee.take_lock_record(record)
+            }
+        };
         count!(ee, extra_fast_hits);
         Some(record)
     }
@@ -209,7 +230,7 @@ impl MultiUseWord {
             let bits = self.word.load(Ordering::Acquire);
             if state(bits) == NEUTRAL {
                 let took = match record {
-                    None => self.fused_lock(ee, bits),
+                    None => self.fused_lock::<false>(ee, bits),
                     Some(record) if self.fused_install(record, bits) => {
                         count!(ee, extra_fast_hits);
                         Some(record)
