@@ -12,6 +12,10 @@
 //!   by one CAS each (`cas_floor`), and the same released by one fetch-sub
 //!   and a bit test (`sub_floor`), as parking_lot 0.13 unlocks; a monitor
 //!   word cannot be released without a compare.
+//! - `nested`: four objects locked one inside another, each bumped, then
+//!   unlocked in the reverse order (time per pair): the raw word, keyed
+//!   and `Synchronized` enter the inner three with lock records from the
+//!   thread's free list, not its first record.
 //! - `recursive`: lock, lock, increment, unlock, unlock on one object:
 //!   baseline, metalock raw word, parking_lot `ReentrantMutex`, and a spin
 //!   lock with owner and count (one CAS in, one CAS out). `Synchronized`,
@@ -50,7 +54,7 @@ use common::locks::{
     RecursiveLock, ReentrantSpinLock, SpinLock, StdMutex, SubFloor,
 };
 use common::measure::scale;
-use common::uncontended::{self, OBJECT_COUNTS};
+use common::uncontended::{self, NESTED_DEPTH, OBJECT_COUNTS};
 
 fn cycling<L: CounterLock>(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
     let objects = uncontended::objects::<L>(n);
@@ -73,6 +77,30 @@ fn uncontended(c: &mut Criterion) {
         cycling::<SubFloor>(&mut group, n);
         group.finish();
     }
+}
+
+fn nested_one<L: CounterLock>(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let objects = uncontended::objects::<L>(NESTED_DEPTH);
+    group.bench_function(L::NAME, |b| {
+        // Whole nests only: the time is scaled back to the pairs asked for.
+        b.iter_custom(|pairs| {
+            let ran = pairs.next_multiple_of(NESTED_DEPTH as u64);
+            scale(uncontended::nested(&objects, ran), pairs, ran)
+        });
+    });
+}
+
+fn nested(c: &mut Criterion) {
+    let mut group = c.benchmark_group("nested");
+    group.throughput(Throughput::Elements(1));
+    nested_one::<Baseline>(&mut group);
+    nested_one::<MetaWord>(&mut group);
+    nested_one::<MetaSync>(&mut group);
+    nested_one::<MetaKeyed>(&mut group);
+    nested_one::<PlMutex>(&mut group);
+    nested_one::<StdMutex>(&mut group);
+    nested_one::<SpinLock>(&mut group);
+    group.finish();
 }
 
 fn recursive_one<L: RecursiveLock>(group: &mut BenchmarkGroup<'_, WallTime>) {
@@ -189,6 +217,7 @@ fn distinct(c: &mut Criterion) {
 fn main() {
     let mut c = common::criterion();
     uncontended(&mut c);
+    nested(&mut c);
     recursive(&mut c);
     owner_check(&mut c);
     distinct(&mut c);

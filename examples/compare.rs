@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Prints, in order:
-//! 1. a Markdown table, ready to paste into the README: uncontended and
-//!    recursive lock/unlock pairs (with the CAS spin-lock floor; under the
+//! 1. a Markdown table, ready to paste into the README: uncontended, nested
+//!    and recursive lock/unlock pairs (with the CAS spin-lock floor; under the
 //!    table, that floor released by a fetch-sub as parking_lot's), the
 //!    bounded buffer at capacities 1, 16, 256 with 1 and 4 producer/consumer
 //!    pairs (items/s, CPU time and voluntary context switches per item), and
@@ -45,7 +45,7 @@ use common::locks::{
 use common::measure::{
     RoundStats, Rounds, Summary, cpu_model, interleaved, line_round_trip, median, round_trip_label,
 };
-use common::uncontended::{self, OBJECT_COUNTS};
+use common::uncontended::{self, NESTED_DEPTH, OBJECT_COUNTS};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
     PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
@@ -183,6 +183,13 @@ fn cycling_run<L: CounterLock>(column: usize, objects: &[L]) -> Run<'_, Duration
     )
 }
 
+fn nested_run<L: CounterLock>(column: usize, objects: &[L]) -> Run<'_, Duration> {
+    (
+        column,
+        Box::new(move || uncontended::nested(objects, UNCONTENDED_PAIRS)),
+    )
+}
+
 fn recursive_run<L: RecursiveLock>(column: usize, object: &L) -> Run<'_, Duration> {
     (
         column,
@@ -227,6 +234,31 @@ fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>, sub_floors: &mu
         }
         rows.push(row);
     }
+
+    let base = uncontended::objects::<Baseline>(NESTED_DEPTH);
+    let word = uncontended::objects::<MetaWord>(NESTED_DEPTH);
+    let sync = uncontended::objects::<MetaSync>(NESTED_DEPTH);
+    let keyed = uncontended::objects::<MetaKeyed>(NESTED_DEPTH);
+    let pl = uncontended::objects::<PlMutex>(NESTED_DEPTH);
+    let std = uncontended::objects::<StdMutex>(NESTED_DEPTH);
+    let floor = uncontended::objects::<SpinLock>(NESTED_DEPTH);
+    let runs = [
+        nested_run(usize::MAX, &base),
+        nested_run(WORD, &word),
+        nested_run(SYNC, &sync),
+        nested_run(KEYED, &keyed),
+        nested_run(PL, &pl),
+        nested_run(STD, &std),
+        nested_run(FLOOR, &floor),
+    ];
+    let mut row = Row::new(
+        format!("nested pair, {NESTED_DEPTH} objects held at once"),
+        "ns ↓",
+        Better::Lower,
+    );
+    let base_ns = sync_costs(&runs, &mut row, &mut None);
+    baselines.push(format!("nested: {base_ns:.2} ns"));
+    rows.push(row);
 
     let base = uncontended::objects::<Baseline>(1);
     let word = uncontended::objects::<MetaWord>(1);
@@ -1028,7 +1060,8 @@ fn main() {
     println!(
         "Uncontended rows are the cost of synchronization, time minus the time of the same loop \
          without locking (paper 000, Fig. 9), per lock/unlock pair with an increment as body, \
-         cycling over N 16-byte objects; baseline loop per iteration: {}. Medians of \
+         cycling over N 16-byte objects, or in the nested row {NESTED_DEPTH} of them locked one \
+         inside another and unlocked in reverse; baseline loop per iteration: {}. Medians of \
          {UNCONTENDED_REPS} runs of {UNCONTENDED_PAIRS} pairs, interleaved across the columns. \
          The CAS floor released by a fetch-sub instead, as parking_lot 0.13 unlocks (a monitor \
          word's release must compare): {} ns at 1 / 4096 / 524288 objects.",

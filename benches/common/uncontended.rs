@@ -40,6 +40,36 @@ pub fn recursive<L: RecursiveLock>(object: &L, pairs: u64) -> Duration {
     start.elapsed()
 }
 
+/// Objects held at once by `nested`.
+pub const NESTED_DEPTH: usize = 4;
+
+/// Runs `pairs` lock/bump/unlock pairs in nests of `NESTED_DEPTH` objects
+/// (`objects`): each locked inside the one before, all bumped, then
+/// unlocked in the reverse order, as nested scopes do; returns the time
+/// taken. A thread that holds one monitor enters the next with a second
+/// lock record, not its first.
+#[inline(never)]
+pub fn nested<L: CounterLock>(objects: &[L], pairs: u64) -> Duration {
+    let [a, b, c, d] = objects else {
+        panic!("nested: {NESTED_DEPTH} objects, got {}", objects.len());
+    };
+    let start = Instant::now();
+    for _ in 0..pairs / NESTED_DEPTH as u64 {
+        a.with(|x| {
+            b.with(|y| {
+                c.with(|z| {
+                    d.with(|w| {
+                        for value in [x, y, z, w] {
+                            bump(value);
+                        }
+                    })
+                })
+            })
+        });
+    }
+    start.elapsed()
+}
+
 /// The time of `threads` threads each running `pairs` lock/bump/unlock
 /// pairs on an object of its own (on cache lines of its own): with no
 /// shared line on the path, 2 threads on 2 cores take the time of 1.
