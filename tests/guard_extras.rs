@@ -524,50 +524,6 @@ fn arc_monitor_guard_unlocked_lets_others_in_one_level_deep_only() {
     assert!(!word.is_locked());
 }
 
-/// The fair releases of an `ArcMonitorGuard` hand the monitor to a thread
-/// asleep in its queue: the releasing thread cannot take it back.
-#[cfg(target_os = "linux")]
-#[test]
-fn arc_monitor_guard_fair_releases_hand_over() {
-    use common::blocked::with_a_thread_queued;
-    let _watchdog = Watchdog::arm(Duration::from_secs(60));
-    for how in ["unlock_fair", "into_arc_fair", "unlocked_fair"] {
-        let word = Arc::new(MultiUseWord::new());
-        let mut guard = Some(word.lock_arc());
-        let taken_back = with_a_thread_queued(
-            |hold| {
-                let _turn = word.lock();
-                hold();
-            },
-            |let_go| {
-                let taken_back = match how {
-                    "unlock_fair" => {
-                        guard.take().unwrap().unlock_fair();
-                        word.try_lock().is_some()
-                    }
-                    "into_arc_fair" => {
-                        drop(ArcMonitorGuard::into_arc_fair(guard.take().unwrap()));
-                        word.try_lock().is_some()
-                    }
-                    _ => {
-                        let taken_back =
-                            ArcMonitorGuard::unlocked_fair(guard.as_mut().unwrap(), || {
-                                let taken_back = word.try_lock().is_some();
-                                let_go();
-                                taken_back
-                            });
-                        guard = None; // the queued thread may still need the monitor
-                        taken_back
-                    }
-                };
-                let_go();
-                taken_back
-            },
-        );
-        assert!(!taken_back, "{how} let the releasing thread back in");
-    }
-}
-
 /// The timed `Arc` enters of a word wait for a holder that lets go in time.
 #[test]
 fn timed_arc_monitor_enters_wait_for_the_holder() {

@@ -697,49 +697,6 @@ fn timed_arc_keyed_enters_wait_for_the_holder() {
     }
 }
 
-/// The fair releases of an `ArcKeyedGuard` hand the monitor to a thread
-/// asleep in its queue: the releasing thread cannot take it back.
-#[cfg(target_os = "linux")]
-#[test]
-fn arc_keyed_guard_fair_releases_hand_over() {
-    let _watchdog = Watchdog::arm(HANG);
-    for how in ["unlock_fair", "into_arc_fair", "unlocked_fair"] {
-        let value = Arc::new(0_u64);
-        let mut guard = Some(metalock::lock_arc(&value));
-        let taken_back = with_a_thread_queued(
-            |hold| {
-                let _turn = metalock::lock(&*value);
-                hold();
-            },
-            |let_go| {
-                let taken_back = match how {
-                    "unlock_fair" => {
-                        guard.take().unwrap().unlock_fair();
-                        metalock::try_lock(&*value).is_some()
-                    }
-                    "into_arc_fair" => {
-                        drop(ArcKeyedGuard::into_arc_fair(guard.take().unwrap()));
-                        metalock::try_lock(&*value).is_some()
-                    }
-                    _ => {
-                        let taken_back =
-                            ArcKeyedGuard::unlocked_fair(guard.as_mut().unwrap(), || {
-                                let taken_back = metalock::try_lock(&*value).is_some();
-                                let_go();
-                                taken_back
-                            });
-                        guard = None; // the queued thread may still need the monitor
-                        taken_back
-                    }
-                };
-                let_go();
-                taken_back
-            },
-        );
-        assert!(!taken_back, "{how} let the releasing thread back in");
-    }
-}
-
 /// The timed `Arc` enters give up at their deadline, and lock the value,
 /// not the handle passed.
 #[test]

@@ -4,7 +4,8 @@
 //! through an `Arc`, locked by its `lock_arc` forms.
 //! Reentrancy is checked where the kind has it (not `Synchronized`, whose
 //! re-lock panics by design: see `semantics.rs`), and so are `unlocked` and
-//! `bump` one level and two deep.
+//! `bump` one level and two deep; every fair release hands the monitor
+//! over (Linux only: it needs a thread seen asleep in the queue).
 //!
 //! Counters read "under the monitor" are atomics accessed with `Relaxed`:
 //! the monitor alone orders them, as it would a plain field.
@@ -686,6 +687,23 @@ fn a_panic_releases<K: Kind>() {
     });
 }
 
+/// The fair releases (`unlock_fair`, `unlocked_fair`, and an `Arc`
+/// guard's `into_arc_fair`) hand the monitor to a thread asleep in its
+/// queue: the releasing thread cannot take it back.
+#[cfg(target_os = "linux")]
+fn fair_releases_hand_over<K: Kind>() {
+    let monitor = K::make();
+    common::blocked::assert_fair_releases_hand_over(
+        || monitor.lock(),
+        |hold| {
+            let _turn = monitor.lock();
+            hold();
+        },
+        || monitor.try_lock().is_some(),
+    );
+    assert!(!monitor.is_locked());
+}
+
 fn unlocked_and_bump<K: Kind>() {
     let monitor = K::make();
     let mut guard = monitor.lock();
@@ -863,6 +881,13 @@ macro_rules! semantics {
                 super::timed_wait_while_interruptibly_reports_a_condition_cleared_by_the_deadline::<
                     $kind,
                 >();
+            }
+
+            #[cfg(target_os = "linux")]
+            #[test]
+            fn fair_releases_hand_over() {
+                let _watchdog = Watchdog::arm(HANG);
+                super::fair_releases_hand_over::<$kind>();
             }
 
             #[test]

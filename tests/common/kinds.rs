@@ -43,7 +43,7 @@ pub trait Kind: Sync + Sized {
 }
 
 /// What every guard offers.
-pub trait Guard: AsMonitorGuard {
+pub trait Guard: AsMonitorGuard + Sized {
     fn depth(&self) -> usize;
     fn wait(&mut self);
     fn wait_for(&mut self, timeout: Duration) -> WaitTimeoutResult;
@@ -71,15 +71,23 @@ pub trait Guard: AsMonitorGuard {
     fn unlocked<U>(&mut self, f: impl FnOnce() -> U) -> U;
     fn unlocked_fair<U>(&mut self, f: impl FnOnce() -> U) -> U;
     fn bump(&mut self);
+    fn unlock_fair(self);
+    /// Whether the guard owns an `Arc` (and has `into_arc_fair`).
+    const ARC: bool = false;
+    /// `into_arc_fair`, the `Arc` dropped.
+    fn into_arc_fair(self) {
+        unreachable!("into_arc_fair of a guard without an Arc");
+    }
 }
 
 /// `$condition => $adapted`: how a guard's `wait_while` forms take a
 /// condition that sees nothing (a `SynchronizedGuard`'s sees the value).
+/// `arc = true`: the guard owns an `Arc`.
 macro_rules! guard_impl {
-    ($guard:ty, $depth:expr) => {
-        guard_impl!($guard, $depth, condition => condition);
+    ($guard:ty, $depth:expr $(, arc = $arc:literal)?) => {
+        guard_impl!($guard, $depth, condition => condition $(, arc = $arc)?);
     };
-    ($guard:ty, $depth:expr, $condition:ident => $adapted:expr) => {
+    ($guard:ty, $depth:expr, $condition:ident => $adapted:expr $(, arc = $arc:literal)?) => {
         impl Guard for $guard {
             fn depth(&self) -> usize {
                 let depth: fn(&Self) -> usize = $depth;
@@ -135,6 +143,15 @@ macro_rules! guard_impl {
             fn bump(&mut self) {
                 Self::bump(self)
             }
+            fn unlock_fair(self) {
+                Self::unlock_fair(self)
+            }
+            $(
+                const ARC: bool = $arc;
+                fn into_arc_fair(self) {
+                    drop(Self::into_arc_fair(self));
+                }
+            )?
         }
     };
 }
@@ -149,16 +166,16 @@ guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
     let mut condition = condition;
     move |_: &()| condition()
 });
-guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth());
-guard_impl!(ArcKeyedGuard<u64>, |g| g.depth());
+guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth(), arc = true);
+guard_impl!(ArcKeyedGuard<u64>, |g| g.depth(), arc = true);
 guard_impl!(ArcSynchronizedGuard<()>, |_| 1, condition => {
     let mut condition = condition;
     move |_: &mut ()| condition()
-});
+}, arc = true);
 guard_impl!(ArcReentrantSynchronizedGuard<()>, |g| g.depth(), condition => {
     let mut condition = condition;
     move |_: &()| condition()
-});
+}, arc = true);
 
 impl Kind for MultiUseWord {
     type Guard<'a> = MonitorGuard<'a>;
