@@ -31,6 +31,8 @@ mod arc;
 mod enter;
 mod guard;
 mod table;
+#[cfg(all(test, feature = "std", not(metalock_model)))]
+mod tests;
 mod waiting;
 
 #[cfg(target_has_atomic = "ptr")]

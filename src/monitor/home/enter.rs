@@ -29,6 +29,7 @@ impl Home {
     /// `enter_slow`.
     #[cfg(not(metalock_swap_only))]
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn enter_fast(
         &'static self,
         ee: &'static ExecEnv,
