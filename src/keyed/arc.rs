@@ -270,7 +270,7 @@ impl<T: ?Sized> ArcKeyedGuard<T> {
     #[track_caller]
     pub fn unlocked<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
         check_depth_one(guard.depth(), "ArcKeyedGuard::unlocked");
-        KeyedGuard::unlocked(&mut guard.guard, f)
+        guard.guard.release_while(false, f)
     }
 
     /// See [`KeyedGuard::unlocked_fair`]; the same rule as
@@ -281,7 +281,7 @@ impl<T: ?Sized> ArcKeyedGuard<T> {
     #[track_caller]
     pub fn unlocked_fair<U>(guard: &mut Self, f: impl FnOnce() -> U) -> U {
         check_depth_one(guard.depth(), "ArcKeyedGuard::unlocked_fair");
-        KeyedGuard::unlocked_fair(&mut guard.guard, f)
+        guard.guard.release_while(true, f)
     }
 
     /// See [`KeyedGuard::bump`].

@@ -164,7 +164,7 @@ impl KeyedGuard<'_> {
     /// enters the monitor of `key` again from scratch, also when `f`
     /// unwinds. If `f` leaves the monitor held, the guard enters again on
     /// top of that level.
-    fn release_while<U>(&mut self, fair: bool, f: impl FnOnce() -> U) -> U {
+    pub(super) fn release_while<U>(&mut self, fair: bool, f: impl FnOnce() -> U) -> U {
         /// Enters again when dropped: after `f`, or while it unwinds.
         struct Reenter<'g, 'a> {
             guard: &'g mut KeyedGuard<'a>,
