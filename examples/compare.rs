@@ -197,7 +197,7 @@ fn recursive_run<L: RecursiveLock>(column: usize, object: &L) -> Run<'_, Duratio
     )
 }
 
-/// The uncontended and recursive rows; `baselines` gets the loop's own
+/// The uncontended, nested and recursive rows; `baselines` gets the loop's own
 /// time per object count, and `sub_floors` the cost of the spin lock
 /// released by a fetch-sub (ns, in the order of `OBJECT_COUNTS`).
 fn uncontended(rows: &mut Vec<Row>, baselines: &mut Vec<String>, sub_floors: &mut Vec<String>) {
@@ -1061,7 +1061,7 @@ fn main() {
         "Uncontended rows are the cost of synchronization, time minus the time of the same loop \
          without locking (paper 000, Fig. 9), per lock/unlock pair with an increment as body, \
          cycling over N 16-byte objects, or in the nested row {NESTED_DEPTH} of them locked one \
-         inside another and unlocked in reverse; baseline loop per iteration: {}. Medians of \
+         inside another and unlocked in reverse; baseline loop per pair: {}. Medians of \
          {UNCONTENDED_REPS} runs of {UNCONTENDED_PAIRS} pairs, interleaved across the columns. \
          The CAS floor released by a fetch-sub instead, as parking_lot 0.13 unlocks (a monitor \
          word's release must compare): {} ns at 1 / 4096 / 524288 objects.",

@@ -14,7 +14,7 @@
 //! a partner may still wake or hand off to it, and with a wake-up meant for
 //! its last thread; a waiter's EE and hot record reused while a notify
 //! races; the keyed guess an EE keeps; the records of a thread that ends
-//! holding a monitor; a timed enter from a detached EE that gives up; an
+//! holding a monitor, or after nested enters; a timed enter from a detached EE that gives up; an
 //! EE reused before a meta-lock successor's unpark reaches it; and one
 //! reused while an interrupt meant for its last thread is sent.
 //!
@@ -139,6 +139,41 @@ fn spawn_ending<T: Send + 'static>(
         assert!(!thread_has_exec_env(), "back to the pool");
         Ended { ee, debts, result }
     })
+}
+
+/// A thread nests a lock and a try-lock of a second monitor inside a first
+/// while another thread enters the second, then ends holding nothing:
+/// every record its nested enters took (through the fused lock, or the
+/// slow path with the record peeked for it) came back, so its EE goes back
+/// to the pool.
+#[test]
+fn a_thread_that_nested_enters_gives_back_every_record() {
+    explore(
+        "a_thread_that_nested_enters_gives_back_every_record",
+        builder(2),
+        || {
+            let (outer, inner) = (Arc::new(MultiUseWord::new()), Arc::new(MultiUseWord::new()));
+            let other = {
+                let inner = Arc::clone(&inner);
+                thread::spawn(move || drop(inner.lock()))
+            };
+            let nesting = {
+                let (outer, inner) = (Arc::clone(&outer), Arc::clone(&inner));
+                thread::spawn(move || {
+                    {
+                        let _held = outer.lock();
+                        drop(inner.lock());
+                        drop(inner.try_lock());
+                    }
+                    end_thread();
+                    assert!(!thread_has_exec_env(), "a nested enter kept a record out");
+                })
+            };
+            nesting.join().unwrap();
+            other.join().unwrap();
+            assert!(!outer.is_locked() && !inner.is_locked());
+        },
+    );
 }
 
 /// A thread contends with a partner and ends, and the main thread takes its

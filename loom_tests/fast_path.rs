@@ -1,9 +1,9 @@
 //! Loom models of the extra-fast path (paper 000, section 5.2) racing the
 //! meta-lock protocol: a fused lock against a slow enqueue (also one nested
-//! in another monitor's hold), a fused unlock
-//! against an enqueue (which must make the unlock fail over to the slow
-//! path through the queue-summary bit), a fused unlock against a payload
-//! change, and a payload that publishes what its setter wrote before it.
+//! in another monitor's hold), a fused unlock against an enqueue (which
+//! must make the unlock fail over to the slow path through the
+//! queue-summary bit), a fused unlock against a payload change, and a
+//! payload that publishes what its setter wrote before it.
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;

@@ -6,8 +6,6 @@
 
 mod common;
 use common::Watchdog;
-#[cfg(target_os = "linux")]
-use common::blocked::with_a_thread_queued;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering::Relaxed};
@@ -124,21 +122,7 @@ fn unlock_fair_try_lock_for_and_until() {
             assert!(metalock::Instant::now() >= deadline);
         });
     });
-    // A thread that sleeps in the queue when the monitor is released fairly
-    // is handed the monitor: it is the queued thread's before it even runs,
-    // so the releasing thread cannot take it back.
-    #[cfg(target_os = "linux")]
-    {
-        let _watchdog = Watchdog::arm(HANG);
-        let taken_back = with_a_thread_queued(queued_on(&value), |let_go| {
-            guard.unlock_fair();
-            let taken_back = metalock::try_lock(&value).is_some();
-            let_go();
-            taken_back
-        });
-        assert!(!taken_back, "unlock_fair let the releasing thread back in");
-    }
-    #[cfg(not(target_os = "linux"))]
+    // Its hand-over to a queued thread: `kinds::keyed::fair_releases_hand_over`.
     guard.unlock_fair();
     assert!(!metalock::is_locked(&value));
     assert!(metalock::try_lock_for(&value, Duration::from_millis(5)).is_some());
@@ -235,39 +219,6 @@ fn unlocked_finds_the_monitor_again_by_its_address() {
     });
     drop(guard);
     assert!(!metalock::is_locked(second));
-}
-
-/// `unlocked_fair` hands the monitor to a thread that sleeps in its queue:
-/// the releasing thread cannot take it back inside the closure.
-#[cfg(target_os = "linux")]
-#[test]
-fn unlocked_fair_hands_the_monitor_over() {
-    let _watchdog = Watchdog::arm(HANG);
-    let value = 11_u32;
-    let mut guard = metalock::lock(&value);
-    let taken_back = with_a_thread_queued(queued_on(&value), |let_go| {
-        metalock::KeyedGuard::unlocked_fair(&mut guard, || {
-            let taken_back = metalock::try_lock(&value).is_some();
-            let_go();
-            taken_back
-        })
-    });
-    assert!(
-        !taken_back,
-        "unlocked_fair let the releasing thread back in"
-    );
-    assert_eq!(guard.depth(), 1);
-}
-
-/// What a thread queued on `value`'s monitor runs: it enters, holds the
-/// monitor until let go, and must have entered at depth 1.
-#[cfg(target_os = "linux")]
-fn queued_on<T: Sync>(value: &T) -> impl FnOnce(&dyn Fn()) + Send + '_ {
-    move |hold| {
-        let guard = metalock::lock(value);
-        hold();
-        assert_eq!(guard.depth(), 1);
-    }
 }
 
 #[test]

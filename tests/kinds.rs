@@ -687,20 +687,72 @@ fn a_panic_releases<K: Kind>() {
     });
 }
 
+/// A fair release of a guard.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, Debug)]
+enum FairRelease {
+    /// `unlock_fair`.
+    Unlock,
+    /// `unlocked_fair`.
+    Unlocked,
+    /// An `Arc` guard's `into_arc_fair`.
+    IntoArc,
+}
+
 /// The fair releases (`unlock_fair`, `unlocked_fair`, and an `Arc`
 /// guard's `into_arc_fair`) hand the monitor to a thread asleep in its
-/// queue: the releasing thread cannot take it back.
+/// queue: right after the release the monitor is held, not by the
+/// releasing thread, which cannot take it back.
 #[cfg(target_os = "linux")]
 fn fair_releases_hand_over<K: Kind>() {
+    use FairRelease::*;
     let monitor = K::make();
-    common::blocked::assert_fair_releases_hand_over(
-        || monitor.lock(),
-        |hold| {
-            let _turn = monitor.lock();
-            hold();
-        },
-        || monitor.try_lock().is_some(),
-    );
+    let releases: &[FairRelease] = if <K::Guard<'_> as Guard>::ARC {
+        &[Unlock, Unlocked, IntoArc]
+    } else {
+        &[Unlock, Unlocked]
+    };
+    // Handed over: held by the queued thread, which waits for `let_go`.
+    let handed_over = || {
+        let taken_back = monitor.try_lock().is_some();
+        !taken_back && monitor.is_locked() && !monitor.is_held_by_current_thread()
+    };
+    for &release in releases {
+        let mut guard = Some(monitor.lock());
+        let handed_over = common::blocked::with_a_thread_queued(
+            |hold| {
+                let _turn = monitor.lock();
+                hold();
+            },
+            |let_go| {
+                let handed_over = match release {
+                    Unlock => {
+                        guard.take().unwrap().unlock_fair();
+                        handed_over()
+                    }
+                    IntoArc => {
+                        guard.take().unwrap().into_arc_fair();
+                        handed_over()
+                    }
+                    Unlocked => {
+                        let handed_over = guard.as_mut().unwrap().unlocked_fair(|| {
+                            let handed_over = handed_over();
+                            let_go();
+                            handed_over
+                        });
+                        guard = None; // the queued thread may still need the monitor
+                        handed_over
+                    }
+                };
+                let_go();
+                handed_over
+            },
+        );
+        assert!(
+            handed_over,
+            "the fair {release:?} did not hand the monitor over"
+        );
+    }
     assert!(!monitor.is_locked());
 }
 

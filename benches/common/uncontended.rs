@@ -43,13 +43,15 @@ pub fn recursive<L: RecursiveLock>(object: &L, pairs: u64) -> Duration {
 /// Objects held at once by `nested`.
 pub const NESTED_DEPTH: usize = 4;
 
-/// Runs `pairs` lock/bump/unlock pairs in nests of `NESTED_DEPTH` objects
-/// (`objects`): each locked inside the one before, all bumped, then
-/// unlocked in the reverse order, as nested scopes do; returns the time
-/// taken. A thread that holds one monitor enters the next with a second
-/// lock record, not its first.
+/// Runs `pairs` (a multiple of `NESTED_DEPTH`) lock/bump/unlock pairs in
+/// nests of the `NESTED_DEPTH` objects of `objects`: each locked inside
+/// the one before, all bumped, then unlocked in the reverse order, as
+/// nested scopes do; returns the time taken. A thread that holds one
+/// monitor enters the next with another lock record than its first.
 #[inline(never)]
 pub fn nested<L: CounterLock>(objects: &[L], pairs: u64) -> Duration {
+    const { assert!(NESTED_DEPTH == 4, "nested: the nest below is four deep") };
+    assert_eq!(pairs % NESTED_DEPTH as u64, 0, "nested: whole nests only");
     let [a, b, c, d] = objects else {
         panic!("nested: {NESTED_DEPTH} objects, got {}", objects.len());
     };

@@ -76,11 +76,12 @@ impl ExecEnv {
     /// it takes a meta-lock, so that it never allocates while holding one.
     ///
     /// # Safety
-    /// `self` is the calling thread's EE.
+    /// `self` is the calling thread's EE, and the thread holds no meta-lock
+    /// (a refill allocates).
     #[inline(always)]
     pub(crate) unsafe fn peek_lock_record(&'static self) -> &'static LockRecord {
-        // SAFETY: the free list is owned by the calling thread, and every
-        // record on it lives as long as the EE.
+        // SAFETY: caller's contract; past the check `has_records_out` holds,
+        // as `peek_free_record` needs.
         unsafe {
             if !self.has_records_out() {
                 return &self.hot_record;
@@ -89,15 +90,18 @@ impl ExecEnv {
         }
     }
 
-    /// `peek_lock_record` for a thread that has a record out: the first of
-    /// its free list, refilled if empty, without the look at the count that
-    /// a nested enter has just made.
+    /// `peek_lock_record` once `has_records_out` holds (a record out, or the
+    /// EE detached): the first of the free list, refilled if empty, without
+    /// the look at the count that a nested enter has just made.
     ///
     /// # Safety
-    /// `self` is the calling thread's EE, and `has_records_out` holds.
+    /// `self` is the calling thread's EE, `has_records_out` holds, and the
+    /// thread holds no meta-lock (a refill allocates).
     #[inline(always)]
     pub(crate) unsafe fn peek_free_record(&'static self) -> &'static LockRecord {
-        // SAFETY: as in `peek_lock_record`.
+        // SAFETY: the free list is owned by the calling thread, every record
+        // on it lives as long as the EE, and `refill` gets an empty list and
+        // no meta-lock held (caller's contract).
         unsafe {
             debug_assert!(self.has_records_out());
             let mut head = self.free_records.with(|h| *h);
@@ -127,12 +131,12 @@ impl ExecEnv {
         }
     }
 
-    /// `take_lock_record` of a record known not to be the hot one: the
-    /// head of the free list.
+    /// `take_lock_record` of a record known not to be the hot one.
     ///
     /// # Safety
-    /// `self` is the calling thread's EE and `record` came from
-    /// `peek_free_record`, with no list change and no record taken since.
+    /// `self` is the calling thread's EE and `record` is the head of its
+    /// free list (from a peek, or put back by `push_lock_record`), with no
+    /// list change and no record taken since.
     #[inline(always)]
     pub(crate) unsafe fn take_free_record(&self, record: &LockRecord) {
         // SAFETY: caller's contract; thread-owned fields.

@@ -63,7 +63,7 @@ impl MultiUseWord {
             // Acquire: see `inspect`.
             let bits = self.word.load(Ordering::Acquire);
             // A NEUTRAL word has no owner: lock it at once (a thread that
-            // nests distinct monitors comes here first).
+            // nests distinct monitors comes here).
             #[cfg(not(metalock_swap_only))]
             if state(bits) == NEUTRAL {
                 return self.fused_lock::<true>(ee, bits);
@@ -146,7 +146,7 @@ impl MultiUseWord {
 
     /// The extra-fast lock (section 5.2): NEUTRAL to LOCKED in one
     /// compare-and-swap from `neutral`, with a pre-initialised record.
-    /// `NESTED`: the thread is known to have a record out (it has just
+    /// `NESTED`: `has_records_out` is known to hold (the thread has just
     /// looked), so the record is the first of its free list, and neither
     /// the peek nor the take looks at the count again.
     #[cfg(not(metalock_swap_only))]
@@ -156,8 +156,8 @@ impl MultiUseWord {
         ee: &'static ExecEnv,
         neutral: usize,
     ) -> Option<&'static LockRecord> {
-        // SAFETY: `ee` is the calling thread's EE; `NESTED` only when it has
-        // a record out.
+        // SAFETY: `ee` is the calling thread's EE, which holds no meta-lock
+        // here; `NESTED` only when `has_records_out` holds.
         let record = unsafe {
             if NESTED {
                 ee.peek_free_record()

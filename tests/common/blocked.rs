@@ -10,8 +10,6 @@ use std::sync::atomic::{AtomicI32, Ordering::SeqCst};
 use std::thread;
 use std::time::Duration;
 
-use super::kinds::Guard;
-
 /// The kernel id of a thread, published by the thread itself.
 #[derive(Default)]
 pub struct Tid(AtomicI32);
@@ -83,55 +81,6 @@ pub fn with_a_thread_queued<R>(
         thread.join().unwrap();
         result
     })
-}
-
-/// Asserts that each fair release of a guard from `lock` (`unlock_fair`,
-/// `unlocked_fair`, and `into_arc_fair` for a guard that owns an `Arc`)
-/// hands its monitor to a thread asleep in the queue, which enters by
-/// `queued` (as for `with_a_thread_queued`): `try_lock`, run by the
-/// releasing thread right after the release (inside `unlocked_fair`'s
-/// closure), must fail.
-#[track_caller]
-pub fn assert_fair_releases_hand_over<G: Guard>(
-    lock: impl Fn() -> G,
-    queued: impl Fn(&dyn Fn()) + Sync,
-    try_lock: impl Fn() -> bool,
-) {
-    let releases: &[&str] = if G::ARC {
-        &["unlock_fair", "into_arc_fair", "unlocked_fair"]
-    } else {
-        &["unlock_fair", "unlocked_fair"]
-    };
-    for &how in releases {
-        let mut guard = Some(lock());
-        let taken_back = with_a_thread_queued(
-            |hold| queued(hold),
-            |let_go| {
-                let taken_back = match how {
-                    "unlock_fair" => {
-                        guard.take().unwrap().unlock_fair();
-                        try_lock()
-                    }
-                    "into_arc_fair" => {
-                        guard.take().unwrap().into_arc_fair();
-                        try_lock()
-                    }
-                    _ => {
-                        let taken_back = guard.as_mut().unwrap().unlocked_fair(|| {
-                            let taken_back = try_lock();
-                            let_go();
-                            taken_back
-                        });
-                        guard = None; // the queued thread may still need the monitor
-                        taken_back
-                    }
-                };
-                let_go();
-                taken_back
-            },
-        );
-        assert!(!taken_back, "{how} let the releasing thread back in");
-    }
 }
 
 /// The state letter of the thread `tid` of this process (`S` asleep, `R`
