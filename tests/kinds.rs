@@ -713,7 +713,7 @@ fn fair_releases_hand_over<K: Kind>() {
         &[Unlock, Unlocked]
     };
     // Handed over: held by the queued thread, which waits for `let_go`.
-    let handed_over = || {
+    let is_handed_over = || {
         let taken_back = monitor.try_lock().is_some();
         !taken_back && monitor.is_locked() && !monitor.is_held_by_current_thread()
     };
@@ -728,15 +728,15 @@ fn fair_releases_hand_over<K: Kind>() {
                 let handed_over = match release {
                     Unlock => {
                         guard.take().unwrap().unlock_fair();
-                        handed_over()
+                        is_handed_over()
                     }
                     IntoArc => {
                         guard.take().unwrap().into_arc_fair();
-                        handed_over()
+                        is_handed_over()
                     }
                     Unlocked => {
                         let handed_over = guard.as_mut().unwrap().unlocked_fair(|| {
-                            let handed_over = handed_over();
+                            let handed_over = is_handed_over();
                             let_go();
                             handed_over
                         });

@@ -488,4 +488,4 @@ impl core::fmt::Debug for MonitorGuard<'_> {
 }
 
 #[cfg(all(test, feature = "std", not(metalock_model)))]
-pub(crate) mod tests;
+mod tests;

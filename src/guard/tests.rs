@@ -5,6 +5,8 @@ use super::*;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread;
 
+use crate::sys::panic_hook::panic_location;
+
 fn message(payload: Box<dyn core::any::Any + Send>) -> std::string::String {
     match payload.downcast::<std::string::String>() {
         Ok(s) => *s,
@@ -45,36 +47,6 @@ fn recursion_count_overflow_panics_and_keeps_the_monitor() {
     thread::scope(|s| {
         s.spawn(|| assert_eq!(word.lock().depth(), 1));
     });
-}
-
-/// Where the panic of `f` on the calling thread was raised (file, line),
-/// caught without being printed. Tests that swap the process's panic hook
-/// take turns, so that each finds its own in place.
-pub(crate) fn panic_location(f: impl FnOnce()) -> (std::string::String, u32) {
-    use alloc::sync::Arc;
-    use std::sync::Mutex;
-    static HOOK: Mutex<()> = Mutex::new(());
-    let _turn = HOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let me = thread::current().id();
-    let seen = Arc::new(Mutex::new(None));
-    let previous = Arc::new(std::panic::take_hook());
-    let (hook_seen, forward) = (Arc::clone(&seen), Arc::clone(&previous));
-    std::panic::set_hook(Box::new(move |info| match info.location() {
-        Some(at) if thread::current().id() == me => {
-            *hook_seen.lock().unwrap() = Some((at.file().into(), at.line()));
-        }
-        _ => forward(info),
-    }));
-    let result = catch_unwind(AssertUnwindSafe(f));
-    // Dropping our hook gives back the only other reference to `previous`.
-    drop(std::panic::take_hook());
-    match Arc::try_unwrap(previous) {
-        Ok(previous) => std::panic::set_hook(previous),
-        Err(_) => unreachable!("the replaced panic hook is still shared"),
-    }
-    assert!(result.is_err(), "no panic");
-    let location = seen.lock().unwrap().take();
-    location.expect("the panic hook saw no location")
 }
 
 /// Every enter of a word panics at its caller's line when the count

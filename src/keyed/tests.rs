@@ -5,8 +5,8 @@ use alloc::sync::Arc;
 use core::ptr;
 use std::time::Duration;
 
-use crate::guard::tests::panic_location;
 use crate::sys::Instant;
+use crate::sys::panic_hook::panic_location;
 
 /// Every keyed enter of a held value panics at its caller's line when the
 /// count would overflow, in the value's home and in an overflow entry
@@ -14,7 +14,9 @@ use crate::sys::Instant;
 #[test]
 fn recursion_count_overflow_panics_at_the_callers_line() {
     // Two addresses of one 8-byte granule share a home: with the second
-    // held, the first's monitor is an overflow entry.
+    // held, the first's monitor is an overflow entry. (An `Arc`'s value
+    // follows two counters, so it is at least 4-aligned and both bytes
+    // lie in one granule.)
     let pair = Arc::new([0_u8; 2]);
     let lone = Arc::new(0_u64);
     let far = Instant::now() + Duration::from_secs(60);

@@ -321,18 +321,13 @@ impl MultiUseWord {
 
 #[cfg(all(test, feature = "std", not(metalock_model)))]
 mod tests {
-    use std::cell::Cell;
     use std::panic::{self, AssertUnwindSafe};
     use std::time::Duration;
 
     use super::{WaitEnd, WaitSet};
     use crate::exec_env::ExecEnv;
+    use crate::sys::panic_hook::with_panic_hook;
     use crate::word::MultiUseWord;
-
-    std::thread_local! {
-        /// Set while this test's panic runs its hook on this thread.
-        static IN_HOOK_TEST: Cell<bool> = const { Cell::new(false) };
-    }
 
     /// A wait through a record that does not own the monitor (no guard
     /// lets one happen; a bug of the crate would) panics only once the
@@ -344,23 +339,19 @@ mod tests {
         static HELD: MultiUseWord = MultiUseWord::new();
         static NOT_HELD: MultiUseWord = MultiUseWord::new();
         static IN_HOOK: MultiUseWord = MultiUseWord::new();
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if IN_HOOK_TEST.with(Cell::get) {
-                let mut guard = IN_HOOK.lock();
-                assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
-            } else {
-                previous(info);
-            }
-        }));
         let ee = ExecEnv::current();
         let record = HELD.enter::<true>(ee);
-        IN_HOOK_TEST.with(|flag| flag.set(true));
-        let unwound = panic::catch_unwind(AssertUnwindSafe(|| {
-            NOT_HELD.wait(record, None, WaitSet::Monitor, None)
-        }));
-        IN_HOOK_TEST.with(|flag| flag.set(false));
-        drop(panic::take_hook());
+        let unwound = with_panic_hook(
+            |_| {
+                let mut guard = IN_HOOK.lock();
+                assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+            },
+            || {
+                panic::catch_unwind(AssertUnwindSafe(|| {
+                    NOT_HELD.wait(record, None, WaitSet::Monitor, None)
+                }))
+            },
+        );
         let message = unwound.expect_err("a non-owner's wait returned");
         let message = message
             .downcast_ref::<&str>()

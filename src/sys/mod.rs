@@ -3,6 +3,8 @@
 //! one, and [`Fenced`], the only way the crate calls it. Public as
 //! `metalock::platform`.
 
+#[cfg(all(test, feature = "std", not(metalock_model)))]
+pub(crate) mod panic_hook;
 #[cfg(not(feature = "std"))]
 mod registry;
 #[cfg(feature = "std")]

@@ -137,6 +137,7 @@ impl Home {
     /// the monitor, taking it when the home turns idle with our key or
     /// unflagged; `None`: go through the meta-lock.
     #[cfg(not(metalock_swap_only))]
+    #[track_caller]
     fn spin_then_enter(
         &'static self,
         ee: &'static ExecEnv,

@@ -224,6 +224,7 @@ const _: () = assert!(INDEX_BITS >= KEY_SHIFT);
 /// whose homes carry whole addresses, addresses below 2^59 on 64-bit
 /// targets, checked).
 #[inline(always)]
+#[track_caller]
 pub(crate) fn locate(key: usize) -> (&'static Home, usize) {
     // Under the model checkers no index bits stand in for the address, and
     // the top `KEY_SHIFT` bits would not fit: refuse such an address loudly
