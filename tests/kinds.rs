@@ -707,7 +707,13 @@ enum FairRelease {
 fn fair_releases_hand_over<K: Kind>() {
     use FairRelease::*;
     let monitor = K::make();
-    let releases: &[FairRelease] = if <K::Guard<'_> as Guard>::ARC {
+    assert_eq!(
+        <K::Guard<'_> as Guard>::owns_arc(),
+        <K::Guard<'_> as Guard>::INTO_ARC_FAIR,
+        "{} owns an Arc exactly when guard_impl! gives it into_arc_fair",
+        std::any::type_name::<K::Guard<'_>>()
+    );
+    let releases: &[FairRelease] = if <K::Guard<'_> as Guard>::INTO_ARC_FAIR {
         &[Unlock, Unlocked, IntoArc]
     } else {
         &[Unlock, Unlocked]

@@ -72,8 +72,19 @@ pub trait Guard: AsMonitorGuard + Sized {
     fn unlocked_fair<U>(&mut self, f: impl FnOnce() -> U) -> U;
     fn bump(&mut self);
     fn unlock_fair(self);
-    /// Whether the guard owns an `Arc` (and has `into_arc_fair`).
-    const ARC: bool = false;
+    /// Whether the guard owns an `Arc`, read from its type's name (the
+    /// crate's `Arc` guards are the types named `Arc...`): the tests check
+    /// it against `INTO_ARC_FAIR`, so that a guard given no
+    /// `into_arc_fair` in `guard_impl!` fails them instead of skipping it.
+    fn owns_arc() -> bool {
+        let path = std::any::type_name::<Self>();
+        let path = path.split('<').next().unwrap_or(path);
+        path.rsplit("::")
+            .next()
+            .is_some_and(|name| name.starts_with("Arc"))
+    }
+    /// Whether `into_arc_fair` is the guard's own.
+    const INTO_ARC_FAIR: bool = false;
     /// `into_arc_fair`, the `Arc` dropped.
     fn into_arc_fair(self) {
         unreachable!("into_arc_fair of a guard without an Arc");
@@ -82,12 +93,12 @@ pub trait Guard: AsMonitorGuard + Sized {
 
 /// `$condition => $adapted`: how a guard's `wait_while` forms take a
 /// condition that sees nothing (a `SynchronizedGuard`'s sees the value).
-/// `arc = true`: the guard owns an `Arc`.
+/// `into_arc_fair`: the guard owns an `Arc` and has that method.
 macro_rules! guard_impl {
-    ($guard:ty, $depth:expr $(, arc = $arc:literal)?) => {
-        guard_impl!($guard, $depth, condition => condition $(, arc = $arc)?);
+    ($guard:ty, $depth:expr $(, $into_arc_fair:ident)?) => {
+        guard_impl!($guard, $depth, condition => condition $(, $into_arc_fair)?);
     };
-    ($guard:ty, $depth:expr, $condition:ident => $adapted:expr $(, arc = $arc:literal)?) => {
+    ($guard:ty, $depth:expr, $condition:ident => $adapted:expr $(, $into_arc_fair:ident)?) => {
         impl Guard for $guard {
             fn depth(&self) -> usize {
                 let depth: fn(&Self) -> usize = $depth;
@@ -147,9 +158,9 @@ macro_rules! guard_impl {
                 Self::unlock_fair(self)
             }
             $(
-                const ARC: bool = $arc;
-                fn into_arc_fair(self) {
-                    drop(Self::into_arc_fair(self));
+                const INTO_ARC_FAIR: bool = true;
+                fn $into_arc_fair(self) {
+                    drop(Self::$into_arc_fair(self));
                 }
             )?
         }
@@ -166,16 +177,16 @@ guard_impl!(ReentrantSynchronizedGuard<'_, ()>, |g| g.depth(), condition => {
     let mut condition = condition;
     move |_: &()| condition()
 });
-guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth(), arc = true);
-guard_impl!(ArcKeyedGuard<u64>, |g| g.depth(), arc = true);
+guard_impl!(ArcMonitorGuard<MultiUseWord>, |g| g.depth(), into_arc_fair);
+guard_impl!(ArcKeyedGuard<u64>, |g| g.depth(), into_arc_fair);
 guard_impl!(ArcSynchronizedGuard<()>, |_| 1, condition => {
     let mut condition = condition;
     move |_: &mut ()| condition()
-}, arc = true);
+}, into_arc_fair);
 guard_impl!(ArcReentrantSynchronizedGuard<()>, |g| g.depth(), condition => {
     let mut condition = condition;
     move |_: &()| condition()
-}, arc = true);
+}, into_arc_fair);
 
 impl Kind for MultiUseWord {
     type Guard<'a> = MonitorGuard<'a>;
