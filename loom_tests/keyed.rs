@@ -764,8 +764,8 @@ fn keyed_try_lock_races_an_unlock_and_reclaim() {
 /// or 1 while both are held, x's is 0 throughout, and once the main thread
 /// lets y go, y's queue is empty (its one contender handed the monitor or
 /// invited out of the queue), whether the entry is still there or
-/// reclaimed under the query's reference. Asserts that some execution
-/// counted the contender. Capped at bound 3 (14 s; 155 s and 2 million
+/// reclaimed under the query's reference, and `has_queued_threads` says
+/// so too. Asserts that some execution counted the contender. Capped at bound 3 (14 s; 155 s and 2 million
 /// executions at bound 4).
 #[test]
 fn keyed_queue_length_races_a_contender_and_reclaim() {
@@ -787,6 +787,7 @@ fn keyed_queue_length_races_a_contender_and_reclaim() {
             assert_eq!(metalock::queue_length(&values.x), 0);
             drop(y);
             assert_eq!(metalock::queue_length(&values.y), 0);
+            assert!(!metalock::has_queued_threads(&values.y));
             drop(x);
             assert_eq!(metalock::queue_length(&values.x), 0);
             contender.join().unwrap();
@@ -801,13 +802,15 @@ fn keyed_queue_length_races_a_contender_and_reclaim() {
     );
 }
 
-/// A home's `queue_length` races a timed contender on the home that may
-/// give up and unlink its record: 0 or 1 while the main thread holds x, 0
-/// after. A walk of the home's queue outside its meta-lock races the
-/// unlink. Asserts that some execution counted the contender.
+/// A home's `queue_length`, then its `has_queued_threads`, race a timed
+/// contender on the home that may give up and unlink its record: 0 or 1
+/// while the main thread holds x, 0 after. A look at the home's queue
+/// outside its meta-lock races the unlink. Asserts that some execution
+/// counted the contender, and that some saw it queued.
 #[test]
 fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
     static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
     explore(
         "keyed_queue_length_races_a_timed_contender_giving_up_on_the_home",
         builder(3),
@@ -820,11 +823,13 @@ fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
                     drop(metalock::try_lock_for(&values.x, Duration::from_secs(1)))
                 })
             };
-            for _ in 0..2 {
-                let queued = metalock::queue_length(&values.x);
-                assert!(queued <= 1);
-                COUNTED.fetch_add(queued, Relaxed);
-            }
+            let queued = metalock::queue_length(&values.x);
+            assert!(queued <= 1);
+            COUNTED.fetch_add(queued, Relaxed);
+            SEEN.fetch_add(
+                usize::from(metalock::has_queued_threads(&values.x)),
+                Relaxed,
+            );
             assert_eq!(metalock::queue_length(&values.y), 0);
             drop(x);
             contender.join().unwrap();
@@ -836,6 +841,7 @@ fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
         COUNTED.load(Relaxed) > 0,
         "no execution counted the contender"
     );
+    assert!(SEEN.load(Relaxed) > 0, "no execution saw the contender");
 }
 
 /// A home's `wait_set_length` races a timed waiter on x that then locks y
@@ -843,7 +849,8 @@ fn keyed_queue_length_races_a_timed_contender_giving_up_on_the_home() {
 /// waiters, y always 0. A count of the home's stripe not checked against
 /// the home's key, or checked only after the stripe's lock is released
 /// (the waiter leaves and rekeys the home between the two), gives y x's
-/// waiter. Asserts that some execution counted the waiter.
+/// waiter, which `has_waiters` must not see either. Asserts that some
+/// execution counted the waiter.
 #[test]
 fn keyed_wait_set_length_races_a_waiter_that_rekeys_its_home() {
     static COUNTED: AtomicUsize = AtomicUsize::new(0);
@@ -863,6 +870,7 @@ fn keyed_wait_set_length_races_a_waiter_that_rekeys_its_home() {
             assert!(waiting <= 1);
             COUNTED.fetch_add(waiting, Relaxed);
             assert_eq!(metalock::wait_set_length(&values.y), 0);
+            assert!(!metalock::has_waiters(&values.y));
             waiter.join().unwrap();
             assert_eq!(metalock::wait_set_length(&values.x), 0);
             none_in_use(&values);

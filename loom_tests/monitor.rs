@@ -1246,7 +1246,7 @@ fn an_interrupted_contender_leaves_the_queue_whole() {
 /// owner waits until the query counts its contender (a fast path that
 /// missed a queue would spin it out of loom's budget), then lets it in; 0
 /// once it has let go (its one contender handed the monitor or invited out
-/// of the queue) and after.
+/// of the queue) and after; `has_queued_threads` agrees.
 #[test]
 fn queue_length_races_a_contender_and_an_exit() {
     explore(
@@ -1263,25 +1263,28 @@ fn queue_length_races_a_contender_and_an_exit() {
                 thread::yield_now();
             }
             assert_eq!(shared.word.queue_length(), 1);
+            assert!(shared.word.has_queued_threads());
             shared.bump(&held);
             drop(held);
             assert_eq!(shared.word.queue_length(), 0);
             contender.join().unwrap();
-            assert_eq!(shared.word.queue_length(), 0);
+            assert!(!shared.word.has_queued_threads());
             shared.check_final(2);
         },
     );
 }
 
-/// `queue_length` races a timed contender that may give up and unlink its
-/// record (under loom its park may time out at once): 0 or 1 while the
-/// owner holds the monitor, 0 after. A walk of the queue outside the
-/// meta-lock races the unlink, which loom reports. Asserts that some
-/// execution counted the contender.
+/// `queue_length`, then `has_queued_threads`, race a timed contender that
+/// may give up and unlink its record (under loom its park may time out at
+/// once): 0 or 1 while the owner holds the monitor, 0 after. A look at the
+/// queue outside the meta-lock races the unlink, which loom reports.
+/// Asserts that some execution counted the contender, and that some saw it
+/// queued.
 #[test]
 fn queue_length_races_a_timed_contender_giving_up() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
     explore(
         "queue_length_races_a_timed_contender_giving_up",
         two_threads(),
@@ -1289,11 +1292,10 @@ fn queue_length_races_a_timed_contender_giving_up() {
             let shared = Shared::new();
             let held = shared.word.lock();
             let timed = spawn_timed(&shared, Duration::from_secs(1));
-            for _ in 0..2 {
-                let queued = shared.word.queue_length();
-                assert!(queued <= 1);
-                COUNTED.fetch_add(queued, Relaxed);
-            }
+            let queued = shared.word.queue_length();
+            assert!(queued <= 1);
+            COUNTED.fetch_add(queued, Relaxed);
+            SEEN.fetch_add(usize::from(shared.word.has_queued_threads()), Relaxed);
             shared.bump(&held);
             drop(held);
             let bumps = timed.join().unwrap();
@@ -1305,17 +1307,20 @@ fn queue_length_races_a_timed_contender_giving_up() {
         COUNTED.load(Relaxed) > 0,
         "no execution counted the contender"
     );
+    assert!(SEEN.load(Relaxed) > 0, "no execution saw the contender");
 }
 
 /// `wait_set_length` races a timed waiter that may time out and leave the
 /// wait set (under loom its park may time out at once), then the owner's
 /// notify: 0 or 1 before, 0 once the notify (or the timeout) took the
-/// waiter out, with the owner still holding the monitor. Asserts that some
-/// execution counted the waiter.
+/// waiter out, with the owner still holding the monitor; the second look
+/// is `has_waiters`. Asserts that some execution counted the waiter, and
+/// that some saw it.
 #[test]
 fn wait_set_length_races_a_timed_waiter_and_a_notify() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     static COUNTED: AtomicUsize = AtomicUsize::new(0);
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
     explore(
         "wait_set_length_races_a_timed_waiter_and_a_notify",
         two_threads(),
@@ -1327,14 +1332,13 @@ fn wait_set_length_races_a_timed_waiter_and_a_notify() {
                 let _ = g.wait_for(Duration::from_secs(1));
                 assert_eq!(g.depth(), 1);
             });
-            for _ in 0..2 {
-                let waiting = shared.word.wait_set_length();
-                assert!(waiting <= 1);
-                COUNTED.fetch_add(waiting, Relaxed);
-            }
+            let waiting = shared.word.wait_set_length();
+            assert!(waiting <= 1);
+            COUNTED.fetch_add(waiting, Relaxed);
+            SEEN.fetch_add(usize::from(shared.word.has_waiters()), Relaxed);
             let held = shared.word.lock();
             held.notify_all();
-            assert_eq!(shared.word.wait_set_length(), 0);
+            assert!(!shared.word.has_waiters());
             shared.bump(&held);
             drop(held);
             waiter.join().unwrap();
@@ -1343,6 +1347,7 @@ fn wait_set_length_races_a_timed_waiter_and_a_notify() {
         },
     );
     assert!(COUNTED.load(Relaxed) > 0, "no execution counted the waiter");
+    assert!(SEEN.load(Relaxed) > 0, "no execution saw the waiter");
 }
 
 /// The contenders of the models above.

@@ -207,9 +207,9 @@ pub use keyed::{
 };
 #[cfg(feature = "std")]
 pub use keyed::{
-    KeyedGuard, is_held_by_current_thread, is_locked, keyed_monitors, lock, lock_interruptibly,
-    queue_length, synchronized, try_lock, try_lock_for, try_lock_for_interruptibly, try_lock_until,
-    try_lock_until_interruptibly, wait_set_length,
+    KeyedGuard, has_queued_threads, has_waiters, is_held_by_current_thread, is_locked,
+    keyed_monitors, lock, lock_interruptibly, queue_length, synchronized, try_lock, try_lock_for,
+    try_lock_for_interruptibly, try_lock_until, try_lock_until_interruptibly, wait_set_length,
 };
 #[cfg(all(feature = "lock_api", not(metalock_model)))]
 pub use raw::{RawMonitor, RawMonitorToken};

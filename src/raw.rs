@@ -210,7 +210,7 @@ unsafe impl lock_api::RawMutexFair for RawMonitor {
     /// otherwise it keeps the monitor, with no atomic read-modify-write.
     #[inline]
     unsafe fn bump(&self, token: &mut RawMonitorToken) {
-        if !self.word.has_queued_threads() {
+        if !self.word.may_have_queued_threads() {
             return;
         }
         let held = RawMonitorToken {

@@ -126,21 +126,26 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
             0,
             "an entry nobody waits on"
         );
+        assert!(!metalock::has_queued_threads(other));
         thread::scope(|s| {
             s.spawn(|| drop(metalock::lock(other)));
             while metalock::queue_length(other) == 0 {
                 thread::yield_now();
             }
+            assert!(metalock::has_queued_threads(other));
             assert_eq!(metalock::queue_length(home), 0);
+            assert!(!metalock::has_queued_threads(home));
             drop(entry);
         });
         assert_eq!(metalock::queue_length(other), 0);
+        assert!(!metalock::has_queued_threads(other));
         drop(held);
         assert_eq!(metalock::queue_length(other), 0, "no entry made");
+        assert!(!metalock::has_queued_threads(other), "no entry made");
     }
     none_in_use(
         home,
-        "queue_length of an overflow entry with a queue, and of none",
+        "queue_length and has_queued_threads of an overflow entry with a queue, and of none",
     );
 
     {
@@ -155,9 +160,13 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
         thread::scope(|s| {
             s.spawn(|| metalock::lock(home).wait());
             reaches(home, 1);
+            assert!(metalock::has_waiters(home));
             assert_eq!(
-                metalock::wait_set_length(other),
-                0,
+                (
+                    metalock::wait_set_length(other),
+                    metalock::has_waiters(other)
+                ),
+                (0, false),
                 "the home's waiter is not other's"
             );
             // The home, waited on, keeps its address: `other` overflows.
@@ -170,14 +179,18 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
                 1,
                 "the entry's waiter is not the home's"
             );
+            assert!(metalock::has_waiters(other));
             assert_eq!(metalock::lock(other).notify_all(), 1);
+            assert!(!metalock::has_waiters(other));
+            assert!(metalock::has_waiters(home), "the home's waiter stays");
             assert_eq!(metalock::lock(home).notify_all(), 1);
         });
         assert_eq!(metalock::wait_set_length(other), 0, "no entry made");
+        assert!(!metalock::has_waiters(other), "no entry made");
     }
     none_in_use(
         home,
-        "wait_set_length of a home and an overflow entry waited on",
+        "wait_set_length and has_waiters of a home and an overflow entry waited on",
     );
 
     {

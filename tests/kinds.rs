@@ -321,8 +321,10 @@ fn interrupt_ends_a_timed_lock<K: Kind>() {
 
 /// `queue_length`: the threads blocked entering (plain, timed and
 /// interruptible) count, a waiter in the wait set does not until a notify
-/// moves it into the queue, the holder entering again never does, and all
-/// are gone once the holder lets them in.
+/// moves it into the queue, the holder entering again never does, a timed
+/// contender that gave up does not, and all are gone once the holder lets
+/// them in; `has_queued_threads` says whether it is above 0 wherever the
+/// queue is still.
 fn queue_length_counts_the_threads_entering<K: Kind>() {
     let monitor = K::make();
     let waiting = AtomicUsize::new(0);
@@ -349,26 +351,51 @@ fn queue_length_counts_the_threads_entering<K: Kind>() {
             thread::yield_now();
         }
         let held = monitor.lock();
+        assert!(!monitor.has_queued_threads(), "a waiter is not queued");
+        // A timed contender that gave up may leave the word's queue summary
+        // set: the queries look at the queue itself.
+        s.spawn(|| {
+            let timeout = Duration::from_millis(1);
+            assert!(
+                monitor
+                    .try_lock_for_interruptibly(timeout)
+                    .unwrap()
+                    .is_none()
+            );
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            (monitor.queue_length(), monitor.has_queued_threads()),
+            (0, false),
+            "a contender that gave up is not queued"
+        );
         if K::REENTRANT {
             let inner = monitor.lock();
             assert_eq!((inner.depth(), monitor.queue_length()), (2, 0));
+            assert!(!monitor.has_queued_threads());
         }
         s.spawn(|| drop(monitor.lock()));
         s.spawn(|| assert!(monitor.try_lock_for_interruptibly(NEVER).unwrap().is_some()));
         s.spawn(|| assert!(monitor.lock_interruptibly().is_ok()));
         reaches(3);
+        assert!(monitor.has_queued_threads());
         waiting.store(2, Relaxed);
         assert_eq!(held.notify_all(), 1);
         reaches(4);
+        assert!(monitor.has_queued_threads());
         drop(held);
     });
     assert_eq!(monitor.queue_length(), 0);
+    assert!(!monitor.has_queued_threads());
 }
 
 /// `wait_set_length`: the threads inside a wait of any kind count until a
 /// timeout, an interrupt or a notify takes them out of the wait set (a
 /// notified one counts in the queue then), and a condition's waiters are
-/// the condition's, not the monitor's.
+/// the condition's, not the monitor's; `has_waiters` and
+/// `has_queued_threads` say whether each count is above 0 wherever the
+/// counts are still.
 fn wait_set_length_counts_the_waiters<K: Kind>() {
     let monitor = K::make();
     let condition = Condition::new();
@@ -388,6 +415,16 @@ fn wait_set_length_counts_the_waiters<K: Kind>() {
         (monitor.wait_set_length(), condition.wait_set_length()),
         (0, 0)
     );
+    // Whether the monitor has waiters, the condition has, and the monitor
+    // has threads queued.
+    let has = || {
+        (
+            monitor.has_waiters(),
+            condition.has_waiters(),
+            monitor.has_queued_threads(),
+        )
+    };
+    assert_eq!(has(), (false, false, false));
     thread::scope(|s| {
         s.spawn(|| monitor.lock().wait());
         s.spawn(|| assert!(!monitor.lock().wait_for(NEVER).timed_out()));
@@ -407,6 +444,7 @@ fn wait_set_length_counts_the_waiters<K: Kind>() {
         s.spawn(|| condition.wait(&mut monitor.lock()));
         reaches(&|| monitor.wait_set_length(), 4);
         reaches(&|| condition.wait_set_length(), 1);
+        assert_eq!(has(), (true, true, false));
         let timed_out = s.spawn(|| {
             monitor
                 .lock()
@@ -421,17 +459,21 @@ fn wait_set_length_counts_the_waiters<K: Kind>() {
         let held = monitor.lock();
         assert!(held.notify_one());
         assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (2, 1));
+        assert_eq!(has(), (true, true, true));
         assert_eq!(held.notify_all(), 2);
         assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (0, 3));
         assert_eq!(condition.wait_set_length(), 1);
+        assert_eq!(has(), (false, true, true));
         assert!(condition.notify_one());
         assert_eq!(
             (condition.wait_set_length(), monitor.queue_length()),
             (0, 4)
         );
+        assert_eq!(has(), (false, false, true));
         drop(held);
     });
     assert_eq!((monitor.wait_set_length(), monitor.queue_length()), (0, 0));
+    assert_eq!(has(), (false, false, false));
 }
 
 /// An interrupt that races the holder's release: the contender either

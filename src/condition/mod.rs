@@ -307,6 +307,31 @@ impl Condition {
         self.word.waiting()
     }
 
+    /// Whether some thread waits on this condition now (a snapshot, as
+    /// Java's `ReentrantLock.hasWaiters(condition)`, without needing the
+    /// monitor): whether [`wait_set_length`](Self::wait_set_length) is
+    /// above 0, the walk of its stripe stopping at the first waiter found.
+    ///
+    /// ```
+    /// use metalock::{Condition, Synchronized};
+    ///
+    /// let ready = Synchronized::new(false);
+    /// let set = Condition::new();
+    /// assert!(!set.has_waiters());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| set.wait_while(&mut ready.lock(), |ready| !*ready));
+    ///     while !set.has_waiters() {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     *ready.lock() = true;
+    ///     set.notify_all();
+    /// });
+    /// assert!(!set.has_waiters());
+    /// ```
+    pub fn has_waiters(&self) -> bool {
+        self.word.has_waiting()
+    }
+
     /// Notifies the thread that has waited longest on this condition: it
     /// joins the monitor's entry queue (see [`Condition`]). Returns whether
     /// there was one; with nobody waiting this costs one load.

@@ -400,6 +400,38 @@ pub trait Monitor {
         self.multi_use_word().wait_set_length()
     }
 
+    /// Whether threads are queued to enter the object's monitor now; see
+    /// [`MultiUseWord::has_queued_threads`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn contended(object: &impl Monitor) -> bool {
+    ///     object.has_queued_threads()
+    /// }
+    ///
+    /// assert!(!contended(&MultiUseWord::new()));
+    /// ```
+    fn has_queued_threads(&self) -> bool {
+        self.multi_use_word().has_queued_threads()
+    }
+
+    /// Whether some thread waits in the object's own wait set now; see
+    /// [`MultiUseWord::has_waiters`].
+    ///
+    /// ```
+    /// use metalock::{Monitor, MultiUseWord};
+    ///
+    /// fn awaited(object: &impl Monitor) -> bool {
+    ///     object.has_waiters()
+    /// }
+    ///
+    /// assert!(!awaited(&MultiUseWord::new()));
+    /// ```
+    fn has_waiters(&self) -> bool {
+        self.multi_use_word().has_waiters()
+    }
+
     /// Whether some thread holds the object's monitor now; see
     /// [`MultiUseWord::is_locked`].
     ///

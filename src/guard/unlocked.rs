@@ -100,7 +100,7 @@ impl MonitorGuard<'_> {
     /// Whether `bump` has a thread to let in and may release: threads are
     /// queued, and the guard holds the only level.
     pub(crate) fn should_bump(&self) -> bool {
-        self.word.has_queued_threads() && self.depth() == 1
+        self.word.may_have_queued_threads() && self.depth() == 1
     }
 
     /// `bump` for a guard that enters again as `release_while` does.

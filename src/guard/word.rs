@@ -236,7 +236,9 @@ impl MultiUseWord {
     /// its way to the monitor (if it loses, it queues again). One load when
     /// the word shows no queue; else it walks the queue under the word's
     /// meta-lock, which every enter and exit of the monitor waits for
-    /// meanwhile: poll it sparingly on a monitor with a long queue.
+    /// meanwhile: poll it sparingly on a monitor with a long queue, or poll
+    /// [`has_queued_threads`](Self::has_queued_threads), which reads only
+    /// the queue's first record.
     ///
     /// ```
     /// use metalock::MultiUseWord;
@@ -292,6 +294,61 @@ impl MultiUseWord {
     /// ```
     pub fn wait_set_length(&self) -> usize {
         self.waiting()
+    }
+
+    /// Whether threads are queued to enter the monitor now (a snapshot, as
+    /// Java's `ReentrantLock.hasQueuedThreads`): whether
+    /// [`queue_length`](Self::queue_length) is above 0, counting the same
+    /// threads, without walking the queue. One load when the word shows no
+    /// queue; else one look at the first queued record under the word's
+    /// meta-lock, however long the queue: the query to poll on a busy
+    /// monitor.
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// let held = word.lock();
+    /// assert!(!word.has_queued_threads());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| drop(word.lock()));
+    ///     while !word.has_queued_threads() {
+    ///         std::thread::yield_now(); // the other thread has not queued yet
+    ///     }
+    ///     assert_eq!(word.queue_length(), 1); // it stays queued while held
+    ///     drop(held);
+    /// });
+    /// assert!(!word.has_queued_threads());
+    /// ```
+    pub fn has_queued_threads(&self) -> bool {
+        self.has_queue()
+    }
+
+    /// Whether some thread waits in the monitor's own wait set now (a
+    /// snapshot, as Java's `ReentrantLock.hasWaiters`, without needing the
+    /// monitor): whether [`wait_set_length`](Self::wait_set_length) is
+    /// above 0, counting the same threads, the walk of the stripe stopping
+    /// at the first waiter found. One load when nobody may wait in the
+    /// monitor's stripe of the wait table; else it takes the stripe's lock,
+    /// as `wait_set_length` does (and the rule there for code that the
+    /// crate runs under its locks applies).
+    ///
+    /// ```
+    /// use metalock::MultiUseWord;
+    ///
+    /// let word = MultiUseWord::new();
+    /// assert!(!word.has_waiters());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| word.lock().wait());
+    ///     while !word.has_waiters() {
+    ///         std::thread::yield_now(); // the other thread waits soon
+    ///     }
+    ///     word.lock().notify_all(); // it leaves the wait set for the queue
+    ///     assert!(!word.has_waiters());
+    /// });
+    /// ```
+    pub fn has_waiters(&self) -> bool {
+        self.has_waiting()
     }
 
     /// Whether some thread owns the monitor now (a snapshot).

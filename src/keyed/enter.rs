@@ -235,6 +235,13 @@ pub(super) fn queue_length(key: NonZeroUsize) -> usize {
     query(key, Home::queued, shows_none, MultiUseWord::queued).unwrap_or(0)
 }
 
+/// Whether threads are queued to enter the monitor of `key` now, read as
+/// `queue_length` reads but without walking a queue. Makes no table entry.
+pub(super) fn has_queued_threads(key: NonZeroUsize) -> bool {
+    let shows_none = |_: &MultiUseWord, bits| shows_no_queue(bits).then_some(false);
+    query(key, Home::has_queue, shows_none, MultiUseWord::has_queue).unwrap_or(false)
+}
+
 /// How many threads wait in the monitor of `key`'s own wait set now (a
 /// snapshot; see `MultiUseWord::waiting`). Makes no table entry.
 pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
@@ -243,4 +250,18 @@ pub(super) fn wait_set_length(key: NonZeroUsize) -> usize {
     // may wait in the stripe.
     let none_waits = |word: &MultiUseWord, _| (!word.may_have_waiters()).then_some(0);
     query(key, Home::waiting, none_waits, MultiUseWord::waiting).unwrap_or(0)
+}
+
+/// Whether some thread waits in the monitor of `key`'s own wait set now,
+/// read as `wait_set_length` reads, the walk stopping at the first waiter.
+/// Makes no table entry.
+pub(super) fn has_waiters(key: NonZeroUsize) -> bool {
+    let none_waits = |word: &MultiUseWord, _| (!word.may_have_waiters()).then_some(false);
+    query(
+        key,
+        Home::has_waiting,
+        none_waits,
+        MultiUseWord::has_waiting,
+    )
+    .unwrap_or(false)
 }

@@ -309,6 +309,50 @@ pub fn wait_set_length<T: ?Sized>(value: &T) -> usize {
     enter::wait_set_length(key_of(value))
 }
 
+/// Whether threads are queued to enter the monitor of `value` now (a
+/// snapshot, cheap at any queue length; see
+/// [`MultiUseWord::has_queued_threads`](crate::MultiUseWord::has_queued_threads)),
+/// read where [`queue_length`] reads. Makes no table entry for a value
+/// nobody synchronizes on.
+///
+/// ```
+/// let orders = vec![10, 20];
+/// let held = metalock::lock(&orders);
+/// std::thread::scope(|s| {
+///     s.spawn(|| drop(metalock::lock(&orders)));
+///     while !metalock::has_queued_threads(&orders) {
+///         std::thread::yield_now();
+///     }
+///     drop(held);
+/// });
+/// assert!(!metalock::has_queued_threads(&orders));
+/// ```
+pub fn has_queued_threads<T: ?Sized>(value: &T) -> bool {
+    enter::has_queued_threads(key_of(value))
+}
+
+/// Whether some thread waits in the monitor of `value`'s own wait set now
+/// (a snapshot; see
+/// [`MultiUseWord::has_waiters`](crate::MultiUseWord::has_waiters)), read
+/// where [`wait_set_length`] reads, with the same rule for code that the
+/// crate runs under its locks. Makes no table entry for a value nobody
+/// synchronizes on.
+///
+/// ```
+/// let inbox = vec![0_u8; 4];
+/// std::thread::scope(|s| {
+///     s.spawn(|| metalock::lock(&inbox).wait());
+///     while !metalock::has_waiters(&inbox) {
+///         std::thread::yield_now();
+///     }
+///     metalock::lock(&inbox).notify_all();
+/// });
+/// assert!(!metalock::has_waiters(&inbox));
+/// ```
+pub fn has_waiters<T: ?Sized>(value: &T) -> bool {
+    enter::has_waiters(key_of(value))
+}
+
 /// Whether some thread holds the monitor of `value` now (a snapshot). Makes
 /// no table entry for a value nobody synchronizes on.
 ///

@@ -20,7 +20,7 @@
 //! set knows that a waiter is still inside its wait, holding a borrow of
 //! the monitor: the monitor's word is alive.
 
-use super::wait_table::{Waiting, stripe, with_waiting_on};
+use super::wait_table::{Waiting, stripe, with_any_waiting_on, with_waiting_on};
 use crate::arch::Word;
 use crate::exec_env::ExecEnv;
 use crate::primitive::Ordering;
@@ -109,6 +109,12 @@ impl ConditionWord {
     /// How many threads wait on the condition now (a snapshot).
     pub(crate) fn waiting(&self) -> usize {
         with_waiting_on(self.id(), true, |waiting| waiting)
+    }
+
+    /// Whether some thread waits on the condition now (`waiting() > 0`,
+    /// stopping at the first waiter found).
+    pub(crate) fn has_waiting(&self) -> bool {
+        with_any_waiting_on(self.id(), true, |any| any)
     }
 
     /// Notifies the condition's waiter that has waited longest, or all its

@@ -231,7 +231,7 @@ impl MultiUseWord {
     /// Whether threads may be queued to enter: a hint for `bump`, true when
     /// the queue summary is set or a thread is in the middle of an
     /// operation on the word.
-    pub(crate) fn has_queued_threads(&self) -> bool {
+    pub(crate) fn may_have_queued_threads(&self) -> bool {
         // Relaxed: a hint, read by the owner, that orders nothing; whatever
         // follows takes the meta-lock if it matters.
         let bits = self.word.load(Ordering::Relaxed);
@@ -242,18 +242,33 @@ impl MultiUseWord {
     /// see `queue::queued_at`); takes the meta-lock unless the word shows
     /// no queue.
     pub(crate) fn queued(&self) -> usize {
+        self.read_queue(queue::queued_at, 0)
+    }
+
+    /// Whether threads are queued to enter the monitor now (`queued() > 0`
+    /// without the walk, see `queue::has_queue_at`); takes the meta-lock
+    /// unless the word shows no queue.
+    pub(crate) fn has_queue(&self) -> bool {
+        self.read_queue(queue::has_queue_at, false)
+    }
+
+    /// `at` on the word's value under its meta-lock, or `none` if the word
+    /// shows no queue.
+    ///
+    /// `at` may rely on `queue::queued_at`'s contract.
+    fn read_queue<R>(&self, at: unsafe fn(usize) -> R, none: R) -> R {
         // Relaxed: nothing is read through a word that shows no queue; one
         // that shows one is read again under its meta-lock.
         if queue::shows_no_queue(self.word.load(Ordering::Relaxed)) {
-            return 0;
+            return none;
         }
         ExecEnv::with_current(|ee| {
             let held = self.get_meta_lock(ee);
             let bits = held.bits;
             // SAFETY: we hold the meta-lock at `bits`.
-            let queued = unsafe { queue::queued_at(bits) };
+            let found = unsafe { at(bits) };
             held.release(bits);
-            queued
+            found
         })
     }
 
@@ -261,6 +276,12 @@ impl MultiUseWord {
     /// not yet notified, not yet timed out or interrupted.
     pub(crate) fn waiting(&self) -> usize {
         wait_table::with_waiting_on(self.wait_key(WaitSet::Monitor), false, |waiting| waiting)
+    }
+
+    /// Whether some thread waits in the monitor's own wait set now
+    /// (`waiting() > 0`, stopping at the first waiter found).
+    pub(crate) fn has_waiting(&self) -> bool {
+        wait_table::with_any_waiting_on(self.wait_key(WaitSet::Monitor), false, |any| any)
     }
 
     /// Whether some thread may wait in the monitor's stripe of the wait

@@ -390,17 +390,35 @@ pub(crate) fn shows_no_queue(bits: usize) -> bool {
 /// `bits` is NEUTRAL, or the value of a word whose meta-lock the caller
 /// holds.
 pub(super) unsafe fn queued_at(bits: usize) -> usize {
-    let first = match state(bits) {
+    // SAFETY: caller's contract; queued records live forever.
+    let next = |record: &&LockRecord| unsafe { record.queue().as_ref() };
+    // SAFETY: as `first_queued_at`'s, which is ours.
+    core::iter::successors(unsafe { first_queued_at(bits).as_ref() }, next).count()
+}
+
+/// Whether a record is queued to enter at `bits` (`queued_at(bits) > 0`),
+/// with no walk: one record read at most.
+///
+/// # Safety
+/// As for `queued_at`.
+pub(super) unsafe fn has_queue_at(bits: usize) -> bool {
+    // SAFETY: caller's contract.
+    !unsafe { first_queued_at(bits) }.is_null()
+}
+
+/// The first record queued to enter at `bits` (null if none): behind the
+/// owner's in LOCKED, the word's in WAITERS.
+///
+/// # Safety
+/// As for `queued_at`.
+unsafe fn first_queued_at(bits: usize) -> *const LockRecord {
+    match state(bits) {
         // SAFETY: caller's contract: a LOCKED word points at the owner's
         // record, whose queue is stable under the meta-lock.
         LOCKED => unsafe { (*record_of(bits)).queue() },
         WAITERS => record_of(bits),
-        _ => return 0,
-    };
-    // SAFETY: caller's contract; queued records live forever.
-    let next = |record: &&LockRecord| unsafe { record.queue().as_ref() };
-    // SAFETY: as `next`.
-    core::iter::successors(unsafe { first.as_ref() }, next).count()
+        _ => core::ptr::null(),
+    }
 }
 
 /// The records queued behind `record`, in order (debug checks and the
@@ -495,7 +513,8 @@ mod tests {
     use crate::word::BUSY;
 
     /// `queued_at` counts the records behind a LOCKED word's owner, every
-    /// record of a WAITERS word, and nothing of a NEUTRAL one.
+    /// record of a WAITERS word, and nothing of a NEUTRAL one; `has_queue_at`
+    /// agrees with it being above 0.
     #[test]
     fn queued_at_counts_the_records_waiting_to_enter() {
         let records: [LockRecord; 3] = core::array::from_fn(|_| LockRecord::new(0));
@@ -506,14 +525,24 @@ mod tests {
             records[1].set_queue(at(2));
         }
         let bits = |i: usize, state: usize| at(i) as usize | state;
-        // SAFETY: nobody else sees the records, as a meta-lock would ensure.
-        unsafe {
-            assert_eq!(queued_at(bits(0, LOCKED | QUEUE_SUMMARY)), 2);
-            assert_eq!(queued_at(bits(1, LOCKED | QUEUE_SUMMARY)), 1);
-            assert_eq!(queued_at(bits(2, LOCKED)), 0);
-            assert_eq!(queued_at(bits(0, WAITERS)), 3);
-            assert_eq!(queued_at(bits(2, WAITERS)), 1);
-            assert_eq!(queued_at(NEUTRAL | 0b1000), 0);
+        let words = [
+            (bits(0, LOCKED | QUEUE_SUMMARY), 2),
+            (bits(1, LOCKED | QUEUE_SUMMARY), 1),
+            (bits(2, LOCKED), 0),
+            // The summary outlives a queue (a timed contender gone, a
+            // payload set while locked).
+            (bits(2, LOCKED | QUEUE_SUMMARY), 0),
+            (bits(0, WAITERS), 3),
+            (bits(2, WAITERS), 1),
+            (NEUTRAL | 0b1000, 0),
+        ];
+        for (word, queued) in words {
+            // SAFETY: nobody else sees the records, as a meta-lock would
+            // ensure.
+            unsafe {
+                assert_eq!(queued_at(word), queued, "{word:#x}");
+                assert_eq!(has_queue_at(word), queued > 0, "{word:#x}");
+            }
         }
         assert!(shows_no_queue(NEUTRAL | 0b1000));
         assert!(shows_no_queue(bits(0, LOCKED)));

@@ -278,13 +278,47 @@ impl Waiting<'_> {
 /// if the calling thread holds a stripe or a meta-lock and must take the
 /// stripe.
 pub(super) fn with_waiting_on<R>(address: usize, condition: bool, f: impl FnOnce(usize) -> R) -> R {
+    read_waiters_of(
+        address,
+        condition,
+        0,
+        |waiting, key| waiting.count_of(key),
+        f,
+    )
+}
+
+/// `with_waiting_on` on whether any thread waits there, the walk stopping
+/// at the first.
+pub(super) fn with_any_waiting_on<R>(
+    address: usize,
+    condition: bool,
+    f: impl FnOnce(bool) -> R,
+) -> R {
+    read_waiters_of(
+        address,
+        condition,
+        false,
+        |waiting, key| waiting.has(key),
+        f,
+    )
+}
+
+/// Runs `f` on `read` of the waiters of `address`, under the stripe's lock
+/// when some thread may wait in that stripe, else on `none`.
+fn read_waiters_of<T, R>(
+    address: usize,
+    condition: bool,
+    none: T,
+    read: impl FnOnce(&Waiting<'_>, usize) -> T,
+    f: impl FnOnce(T) -> R,
+) -> R {
     let stripe = stripe(address, condition);
     if !stripe.may_have_waiters() {
-        return f(0);
+        return f(none);
     }
     ExecEnv::with_current(|ee| {
         // SAFETY: `ee` is the calling thread's (`with_current`).
-        unsafe { stripe.with(ee, |waiting| f(waiting.count_of(address))) }
+        unsafe { stripe.with(ee, |waiting| f(read(waiting, address))) }
     })
 }
 

@@ -314,6 +314,32 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
         self.word.wait_set_length()
     }
 
+    /// Whether threads are queued to enter the monitor now (a snapshot,
+    /// cheap at any queue length); see [`MultiUseWord::has_queued_threads`].
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let _outer = value.lock();
+    /// let _inner = value.lock(); // the holder never queues
+    /// assert!(!value.has_queued_threads());
+    /// ```
+    pub fn has_queued_threads(&self) -> bool {
+        self.word.has_queued_threads()
+    }
+
+    /// Whether some thread waits in the monitor's own wait set now (a
+    /// snapshot); see [`MultiUseWord::has_waiters`].
+    ///
+    /// ```
+    /// let value = metalock::ReentrantSynchronized::new(0);
+    /// let mut guard = value.lock();
+    /// assert!(guard.wait_for(std::time::Duration::ZERO).timed_out());
+    /// assert!(!value.has_waiters()); // it left on timing out
+    /// ```
+    pub fn has_waiters(&self) -> bool {
+        self.word.has_waiters()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

@@ -290,6 +290,45 @@ impl<T: ?Sized> Synchronized<T> {
         self.word.wait_set_length()
     }
 
+    /// Whether threads are queued to enter the monitor now (a snapshot,
+    /// cheap at any queue length); see [`MultiUseWord::has_queued_threads`].
+    ///
+    /// ```
+    /// let jobs = metalock::Synchronized::new(Vec::<u32>::new());
+    /// let held = jobs.lock();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| jobs.lock().push(1));
+    ///     while !jobs.has_queued_threads() {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     drop(held);
+    /// });
+    /// assert!(!jobs.has_queued_threads());
+    /// ```
+    pub fn has_queued_threads(&self) -> bool {
+        self.word.has_queued_threads()
+    }
+
+    /// Whether some thread waits in the monitor's own wait set now (a
+    /// snapshot); see [`MultiUseWord::has_waiters`].
+    ///
+    /// ```
+    /// let jobs = metalock::Synchronized::new(Vec::<u32>::new());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| jobs.lock().wait_while(|jobs| jobs.is_empty()));
+    ///     while !jobs.has_waiters() {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     let mut guard = jobs.lock();
+    ///     guard.push(1);
+    ///     guard.notify_all();
+    /// });
+    /// assert!(!jobs.has_waiters());
+    /// ```
+    pub fn has_waiters(&self) -> bool {
+        self.word.has_waiters()
+    }
+
     /// Whether some thread holds the monitor now (a snapshot).
     ///
     /// ```

@@ -40,6 +40,8 @@ pub trait Kind: Sync + Sized {
     fn is_held_by_current_thread(&self) -> bool;
     fn queue_length(&self) -> usize;
     fn wait_set_length(&self) -> usize;
+    fn has_queued_threads(&self) -> bool;
+    fn has_waiters(&self) -> bool;
 }
 
 /// What every guard offers.
@@ -228,6 +230,12 @@ impl Kind for MultiUseWord {
     fn wait_set_length(&self) -> usize {
         MultiUseWord::wait_set_length(self)
     }
+    fn has_queued_threads(&self) -> bool {
+        MultiUseWord::has_queued_threads(self)
+    }
+    fn has_waiters(&self) -> bool {
+        MultiUseWord::has_waiters(self)
+    }
 }
 
 impl Kind for Synchronized<()> {
@@ -270,6 +278,12 @@ impl Kind for Synchronized<()> {
     fn wait_set_length(&self) -> usize {
         Synchronized::wait_set_length(self)
     }
+    fn has_queued_threads(&self) -> bool {
+        Synchronized::has_queued_threads(self)
+    }
+    fn has_waiters(&self) -> bool {
+        Synchronized::has_waiters(self)
+    }
 }
 
 impl Kind for ReentrantSynchronized<()> {
@@ -311,6 +325,12 @@ impl Kind for ReentrantSynchronized<()> {
     }
     fn wait_set_length(&self) -> usize {
         ReentrantSynchronized::wait_set_length(self)
+    }
+    fn has_queued_threads(&self) -> bool {
+        ReentrantSynchronized::has_queued_threads(self)
+    }
+    fn has_waiters(&self) -> bool {
+        ReentrantSynchronized::has_waiters(self)
     }
 }
 
@@ -371,6 +391,12 @@ impl Kind for Keyed {
     fn wait_set_length(&self) -> usize {
         metalock::wait_set_length(self.0)
     }
+    fn has_queued_threads(&self) -> bool {
+        metalock::has_queued_threads(self.0)
+    }
+    fn has_waiters(&self) -> bool {
+        metalock::has_waiters(self.0)
+    }
 }
 
 /// A kind reached through an `Arc`: its guards are the `lock_arc` forms,
@@ -419,6 +445,12 @@ macro_rules! in_arc_kind {
             }
             fn wait_set_length(&self) -> usize {
                 self.0.wait_set_length()
+            }
+            fn has_queued_threads(&self) -> bool {
+                self.0.has_queued_threads()
+            }
+            fn has_waiters(&self) -> bool {
+                self.0.has_waiters()
             }
         }
     };
@@ -489,5 +521,11 @@ impl Kind for KeyedInArc {
     }
     fn wait_set_length(&self) -> usize {
         metalock::wait_set_length(&*self.0)
+    }
+    fn has_queued_threads(&self) -> bool {
+        metalock::has_queued_threads(&*self.0)
+    }
+    fn has_waiters(&self) -> bool {
+        metalock::has_waiters(&*self.0)
     }
 }

@@ -8,9 +8,9 @@ use super::{PINNED, TABLE, key_at};
 use crate::exec_env::ExecEnv;
 #[cfg(all(feature = "diagnostics", not(metalock_model)))]
 use crate::lock_record::record_of;
-use crate::monitor::queue::queued_at;
+use crate::monitor::queue::{has_queue_at, queued_at};
 use crate::monitor::wait::WaitSet;
-use crate::monitor::wait_table::with_waiting_on;
+use crate::monitor::wait_table::{with_any_waiting_on, with_waiting_on};
 use crate::primitive::Ordering;
 use crate::word::{NEUTRAL, state};
 
@@ -56,6 +56,13 @@ impl Home {
         self.inspect(key, |bits| unsafe { queued_at(bits) })
     }
 
+    /// Whether threads are queued to enter the home's monitor for `key` now
+    /// (see `MultiUseWord::has_queue`); `Err` as for `inspect`.
+    pub(crate) fn has_queue(&'static self, key: usize) -> Result<bool, bool> {
+        // SAFETY: as in `queued`.
+        self.inspect(key, |bits| unsafe { has_queue_at(bits) })
+    }
+
     /// How many threads wait in the home's own wait set for `key` now (see
     /// `MultiUseWord::waiting`); `Err` as for `inspect`. The home is read
     /// under the stripe's lock, which every waiter of the home takes to
@@ -64,6 +71,14 @@ impl Home {
     pub(crate) fn waiting(&'static self, key: usize) -> Result<usize, bool> {
         let address = self.word.wait_key(WaitSet::Monitor);
         with_waiting_on(address, false, |waiting| self.inspect(key, |_| waiting))
+    }
+
+    /// Whether some thread waits in the home's own wait set for `key` now
+    /// (see `MultiUseWord::has_waiting`), read as `waiting` reads; `Err` as
+    /// for `inspect`.
+    pub(crate) fn has_waiting(&'static self, key: usize) -> Result<bool, bool> {
+        let address = self.word.wait_key(WaitSet::Monitor);
+        with_any_waiting_on(address, false, |any| self.inspect(key, |_| any))
     }
 
     /// The address the home serves while its monitor is in use (held,
