@@ -765,8 +765,8 @@ fn keyed_try_lock_races_an_unlock_and_reclaim() {
 /// lets y go, y's queue is empty (its one contender handed the monitor or
 /// invited out of the queue), whether the entry is still there or
 /// reclaimed under the query's reference, and `has_queued_threads` says
-/// so too. Asserts that some execution counted the contender. Capped at bound 3 (14 s; 155 s and 2 million
-/// executions at bound 4).
+/// so too. Asserts that some execution counted the contender. Capped at
+/// bound 3 (14 s; 155 s and 2 million executions at bound 4).
 #[test]
 fn keyed_queue_length_races_a_contender_and_reclaim() {
     static COUNTED: AtomicUsize = AtomicUsize::new(0);

@@ -1268,6 +1268,7 @@ fn queue_length_races_a_contender_and_an_exit() {
             drop(held);
             assert_eq!(shared.word.queue_length(), 0);
             contender.join().unwrap();
+            assert_eq!(shared.word.queue_length(), 0);
             assert!(!shared.word.has_queued_threads());
             shared.check_final(2);
         },
@@ -1338,6 +1339,7 @@ fn wait_set_length_races_a_timed_waiter_and_a_notify() {
             SEEN.fetch_add(usize::from(shared.word.has_waiters()), Relaxed);
             let held = shared.word.lock();
             held.notify_all();
+            assert_eq!(shared.word.wait_set_length(), 0);
             assert!(!shared.word.has_waiters());
             shared.bump(&held);
             drop(held);
@@ -1348,6 +1350,35 @@ fn wait_set_length_races_a_timed_waiter_and_a_notify() {
     );
     assert!(COUNTED.load(Relaxed) > 0, "no execution counted the waiter");
     assert!(SEEN.load(Relaxed) > 0, "no execution saw the waiter");
+}
+
+/// A word's `wait_set_length` and `has_waiters` count its own waiters
+/// only: under the crate's models every word's wait set is in one stripe
+/// of the wait table, where another word's timed waiter waits here (in
+/// real runs two words rarely share one). A look that took any waiter of
+/// the stripe for the word's answers for the wrong word. Asserts that some
+/// execution saw the other word's waiter.
+#[test]
+fn wait_queries_skip_another_words_waiter() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
+    explore(
+        "wait_queries_skip_another_words_waiter",
+        two_threads(),
+        || {
+            let shared = Shared::new();
+            let other = Shared::new();
+            let waiter = spawn(&other, |other| {
+                let mut g = other.word.lock();
+                let _ = g.wait_for(Duration::from_secs(1));
+            });
+            assert!(!shared.word.has_waiters());
+            SEEN.fetch_add(usize::from(other.word.has_waiters()), Relaxed);
+            assert_eq!(shared.word.wait_set_length(), 0);
+            waiter.join().unwrap();
+        },
+    );
+    assert!(SEEN.load(Relaxed) > 0, "no execution saw the other waiter");
 }
 
 /// The contenders of the models above.

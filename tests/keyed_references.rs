@@ -127,6 +127,19 @@ fn every_exit_of_a_home_and_an_overflow_guard_gives_back_its_monitor() {
             "an entry nobody waits on"
         );
         assert!(!metalock::has_queued_threads(other));
+        // A timed contender that gave up may leave the entry's queue
+        // summary set: the queries look at the queue itself.
+        thread::scope(|s| {
+            s.spawn(|| assert!(metalock::try_lock_for(other, SHORT).is_none()));
+        });
+        assert_eq!(
+            (
+                metalock::queue_length(other),
+                metalock::has_queued_threads(other)
+            ),
+            (0, false),
+            "a contender that gave up on an overflow entry is not queued"
+        );
         thread::scope(|s| {
             s.spawn(|| drop(metalock::lock(other)));
             while metalock::queue_length(other) == 0 {

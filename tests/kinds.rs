@@ -350,6 +350,12 @@ fn queue_length_counts_the_threads_entering<K: Kind>() {
         while waiting.load(Relaxed) == 0 || monitor.try_lock().is_none() {
             thread::yield_now();
         }
+        // A failed assert below must not leave the waiter asleep, which the
+        // scope would wait for: let it go, once `held` is dropped.
+        let _release_waiter = OnUnwind(|| {
+            waiting.store(2, Relaxed);
+            monitor.lock().notify_all();
+        });
         let held = monitor.lock();
         assert!(!monitor.has_queued_threads(), "a waiter is not queued");
         // A timed contender that gave up may leave the word's queue summary
@@ -390,6 +396,18 @@ fn queue_length_counts_the_threads_entering<K: Kind>() {
     assert!(!monitor.has_queued_threads());
 }
 
+/// Runs its closure when dropped during a panic: to wake threads that a
+/// failed assert would leave asleep in a scope.
+struct OnUnwind<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnUnwind<F> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            (self.0)();
+        }
+    }
+}
+
 /// `wait_set_length`: the threads inside a wait of any kind count until a
 /// timeout, an interrupt or a notify takes them out of the wait set (a
 /// notified one counts in the queue then), and a condition's waiters are
@@ -426,6 +444,11 @@ fn wait_set_length_counts_the_waiters<K: Kind>() {
     };
     assert_eq!(has(), (false, false, false));
     thread::scope(|s| {
+        // As in the test above: a failed assert wakes the waiters.
+        let _release_waiters = OnUnwind(|| {
+            monitor.lock().notify_all();
+            condition.notify_all();
+        });
         s.spawn(|| monitor.lock().wait());
         s.spawn(|| assert!(!monitor.lock().wait_for(NEVER).timed_out()));
         s.spawn(|| {

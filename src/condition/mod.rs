@@ -310,7 +310,10 @@ impl Condition {
     /// Whether some thread waits on this condition now (a snapshot, as
     /// Java's `ReentrantLock.hasWaiters(condition)`, without needing the
     /// monitor): whether [`wait_set_length`](Self::wait_set_length) is
-    /// above 0, the walk of its stripe stopping at the first waiter found.
+    /// above 0, read as it reads, but its walk of the stripe stops at the
+    /// first waiter on this condition. Code that the crate runs while it
+    /// holds a wait-table stripe or a meta-lock may stop the process if it
+    /// calls this, whenever some thread may wait in the stripe.
     ///
     /// ```
     /// use metalock::{Condition, Synchronized};

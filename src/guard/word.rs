@@ -237,8 +237,8 @@ impl MultiUseWord {
     /// the word shows no queue; else it walks the queue under the word's
     /// meta-lock, which every enter and exit of the monitor waits for
     /// meanwhile: poll it sparingly on a monitor with a long queue, or poll
-    /// [`has_queued_threads`](Self::has_queued_threads), which reads only
-    /// the queue's first record.
+    /// [`has_queued_threads`](Self::has_queued_threads), whose time under
+    /// the meta-lock does not grow with the queue.
     ///
     /// ```
     /// use metalock::MultiUseWord;
@@ -300,9 +300,12 @@ impl MultiUseWord {
     /// Java's `ReentrantLock.hasQueuedThreads`): whether
     /// [`queue_length`](Self::queue_length) is above 0, counting the same
     /// threads, without walking the queue. One load when the word shows no
-    /// queue; else one look at the first queued record under the word's
-    /// meta-lock, however long the queue: the query to poll on a busy
-    /// monitor.
+    /// queue; else the word's meta-lock, held for one read (the owner's
+    /// record's link to the queue) whatever the queue's length. Every
+    /// enter and exit of the monitor waits for that meta-lock meanwhile,
+    /// and a word can show a queue it no longer has (a timed contender
+    /// gave up, a payload was set while the monitor was held) until its
+    /// owner leaves: polling it still costs the monitor something.
     ///
     /// ```
     /// use metalock::MultiUseWord;
@@ -325,13 +328,15 @@ impl MultiUseWord {
     }
 
     /// Whether some thread waits in the monitor's own wait set now (a
-    /// snapshot, as Java's `ReentrantLock.hasWaiters`, without needing the
-    /// monitor): whether [`wait_set_length`](Self::wait_set_length) is
-    /// above 0, counting the same threads, the walk of the stripe stopping
-    /// at the first waiter found. One load when nobody may wait in the
-    /// monitor's stripe of the wait table; else it takes the stripe's lock,
-    /// as `wait_set_length` does (and the rule there for code that the
-    /// crate runs under its locks applies).
+    /// snapshot, as Java's `ReentrantLock.hasWaiters` for a condition,
+    /// without needing the monitor): whether
+    /// [`wait_set_length`](Self::wait_set_length) is above 0, counting the
+    /// same threads. One load when nobody may wait in the monitor's stripe
+    /// of the wait table; else it walks the stripe under its lock, as
+    /// `wait_set_length` does, but stops at the first waiter of this
+    /// monitor (waiters of other objects in the stripe are walked past, and
+    /// with none of its own the walk is as long). The rule there for code
+    /// that the crate runs under its locks applies.
     ///
     /// ```
     /// use metalock::MultiUseWord;

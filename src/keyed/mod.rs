@@ -310,7 +310,7 @@ pub fn wait_set_length<T: ?Sized>(value: &T) -> usize {
 }
 
 /// Whether threads are queued to enter the monitor of `value` now (a
-/// snapshot, cheap at any queue length; see
+/// snapshot, its cost not growing with the queue; see
 /// [`MultiUseWord::has_queued_threads`](crate::MultiUseWord::has_queued_threads)),
 /// read where [`queue_length`] reads. Makes no table entry for a value
 /// nobody synchronizes on.

@@ -315,7 +315,8 @@ impl<T: ?Sized> ReentrantSynchronized<T> {
     }
 
     /// Whether threads are queued to enter the monitor now (a snapshot,
-    /// cheap at any queue length); see [`MultiUseWord::has_queued_threads`].
+    /// its cost not growing with the queue); see
+    /// [`MultiUseWord::has_queued_threads`].
     ///
     /// ```
     /// let value = metalock::ReentrantSynchronized::new(0);

@@ -291,7 +291,8 @@ impl<T: ?Sized> Synchronized<T> {
     }
 
     /// Whether threads are queued to enter the monitor now (a snapshot,
-    /// cheap at any queue length); see [`MultiUseWord::has_queued_threads`].
+    /// its cost not growing with the queue); see
+    /// [`MultiUseWord::has_queued_threads`].
     ///
     /// ```
     /// let jobs = metalock::Synchronized::new(Vec::<u32>::new());
