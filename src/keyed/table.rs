@@ -360,7 +360,7 @@ impl Table {
             // SAFETY: the entry is in the table, whose lock we hold, so it
             // is not reclaimed under us.
             let word = unsafe { slot.word.as_ref() };
-            let found = word.inspect_unless_busy(|bits| f(word, bits));
+            let found = under_shard(|| word.inspect_unless_busy(|bits| f(word, bits)));
             Some(found.flatten().ok_or_else(|| {
                 slot.refs += 1;
                 slot.word
@@ -402,6 +402,17 @@ impl Table {
             .map(|shard| shard.with(|shard| shard.entries.len()))
             .sum()
     }
+}
+
+/// Runs `f`, code run under a shard's lock, marked so for the crate's
+/// tests, which stop the process if it asks for a meta-lock
+/// (`primitive::held`).
+#[inline(always)]
+fn under_shard<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(feature = "__test-hooks", feature = "std", not(metalock_model)))]
+    return crate::primitive::held::under_shard(f);
+    #[cfg(not(all(feature = "__test-hooks", feature = "std", not(metalock_model))))]
+    f()
 }
 
 #[cfg(all(test, not(metalock_model)))]

@@ -199,6 +199,8 @@ const NESTED: &str = "metalock: a thread asked for a meta-lock while it holds or
 /// successor of one could be handed the other's bits.
 #[inline(always)]
 fn note_taken(ee: &ExecEnv, word: &MultiUseWord) {
+    #[cfg(all(feature = "__test-hooks", feature = "std", not(metalock_model)))]
+    crate::primitive::held::check_no_shard();
     let word = word as *const MultiUseWord as usize;
     // SAFETY: a thread-owned field of the calling thread's EE.
     let held = ee.meta_lock_held.with(|held| unsafe { *held });
