@@ -2,12 +2,14 @@
 //! meta-lock protocol: a fused lock against a slow enqueue (also one nested
 //! in another monitor's hold), a fused unlock against an enqueue (which
 //! must make the unlock fail over to the slow path through the
-//! queue-summary bit), a fused unlock against a payload change, and a
-//! payload that publishes what its setter wrote before it.
+//! queue-summary bit), a fused unlock against a payload change, a
+//! payload that publishes what its setter wrote before it, and the owner's
+//! reads and writes of its payload, which take no meta-lock.
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
 use metalock::MultiUseWord;
 
@@ -192,6 +194,95 @@ fn a_payload_publishes_what_its_setter_wrote_before() {
         }
         setter.join().unwrap();
         locker.join().unwrap();
+        assert_eq!(shared.word.payload(), 9);
+    });
+}
+
+/// The owner reads and sets the payload in its own record, without the
+/// meta-lock; once it has, another thread sets it again (through the
+/// meta-lock while the owner holds the monitor, in the word after): the
+/// later value survives the owner's unlock, which must not put back the
+/// value it read before that set.
+#[test]
+fn the_owners_payload_then_another_setters() {
+    loom::model(|| {
+        metalock::__test_hooks::start_crate_model_execution();
+        let object = Object::new(1);
+        let set = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (object, set) = (Arc::clone(&object), Arc::clone(&set));
+            thread::spawn(move || {
+                // A thread that has locked something has an execution
+                // environment, which a record can name as its owner: the
+                // owner check must compare, not only find none.
+                drop(MultiUseWord::new().lock());
+                while !set.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+                object.word.set_payload(9);
+                object.word.payload()
+            })
+        };
+        {
+            let guard = object.word.lock();
+            assert_eq!(object.word.payload(), 1);
+            object.word.set_payload(5);
+            assert_eq!(object.word.payload(), 5);
+            set.store(true, Ordering::Release);
+            assert!(matches!(object.word.payload(), 5 | 9));
+            assert_eq!(guard.depth(), 1);
+        }
+        assert_eq!(t.join().unwrap(), 9);
+        assert_eq!(object.word.payload(), 9);
+        assert!(!object.word.is_locked());
+    });
+}
+
+/// The owner's payload publishes both ways: an owner that reads a value
+/// set by a thread that does not hold the monitor sees what that thread
+/// wrote before, and a thread that reads a value the owner set without the
+/// meta-lock (through the meta-lock while the owner holds the monitor, or
+/// in the word after) sees what the owner wrote before.
+#[test]
+fn the_owners_payload_publishes_both_ways() {
+    loom::model(|| {
+        metalock::__test_hooks::start_crate_model_execution();
+        let shared = Arc::new(Published {
+            word: MultiUseWord::with_payload(1),
+            note: UnsafeCell::new(0),
+        });
+        let other = Arc::clone(&shared);
+        let setter = thread::spawn(move || {
+            // SAFETY: nobody reads `note` before the payload is 9.
+            other.note.with_mut(|n| unsafe { *n = 42 });
+            other.word.set_payload(9);
+        });
+        {
+            let _guard = shared.word.lock();
+            if shared.word.payload() == 9 {
+                // SAFETY: the payload 9 was set after the note's write.
+                assert_eq!(shared.note.with(|n| unsafe { *n }), 42);
+            }
+        }
+        setter.join().unwrap();
+        let shared = Arc::new(Published {
+            word: MultiUseWord::with_payload(1),
+            note: UnsafeCell::new(0),
+        });
+        let owner = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let _guard = shared.word.lock();
+                // SAFETY: nobody reads `note` before the payload is 9.
+                shared.note.with_mut(|n| unsafe { *n = 42 });
+                shared.word.set_payload(9);
+            })
+        };
+        if shared.word.payload() == 9 {
+            // SAFETY: the payload 9 was set after the note's write.
+            assert_eq!(shared.note.with(|n| unsafe { *n }), 42);
+        }
+        owner.join().unwrap();
         assert_eq!(shared.word.payload(), 9);
     });
 }

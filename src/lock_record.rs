@@ -62,9 +62,10 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   and has not yet signalled the owner; otherwise only by the owner's
 ///   thread;
 /// - `displaced` is written under that meta-lock, or by the owner before the
-///   record is published, and is atomic so that the owner's fused unlock may
-///   read it without the meta-lock (it only uses the value if the word proves
-///   nobody wrote it since).
+///   record is published, or by the owner's thread while the record owns a
+///   LOCKED word (`set_payload`), and is atomic so that the owner's fused
+///   unlock and the owner's `payload` may read it without the meta-lock (the
+///   unlock only uses the value if the word proves nobody wrote it since).
 #[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
@@ -199,6 +200,23 @@ impl LockRecord {
         // Relaxed: ordered by the meta-lock, or checked by the word's
         // compare-and-swap in the fused unlock.
         self.displaced.load(Ordering::Relaxed)
+    }
+
+    /// The displaced form as the user's payload reads it. Acquire pairs with
+    /// `publish_displaced`'s Release: the owner's thread reads it without
+    /// the meta-lock, and a payload set by the owner's thread without the
+    /// meta-lock is read by others under it.
+    #[inline]
+    pub(crate) fn published_displaced(&self) -> usize {
+        self.displaced.load(Ordering::Acquire)
+    }
+
+    /// Writes the user's new payload into the displaced form (`set_payload`
+    /// while the record heads a queue). Release pairs with
+    /// `published_displaced`'s Acquire.
+    #[inline]
+    pub(crate) fn publish_displaced(&self, bits: usize) {
+        self.displaced.store(bits, Ordering::Release)
     }
 
     #[inline(always)]

@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::exec_env::ExecEnv;
-use crate::lock_record::record_of;
+use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::hooks::{self, HandoffEvent};
 use crate::primitive::Ordering;
 use crate::word::{
@@ -16,9 +16,10 @@ use crate::word::{
 impl MultiUseWord {
     /// The payload, whatever the lock state.
     ///
-    /// When the object is unlocked this is one load; otherwise the payload is
-    /// read from the lock record it is displaced into, under the meta-lock.
-    /// Either way it reads as an Acquire load: a thread that reads the
+    /// When the object is unlocked this is one load, and so it is for the
+    /// thread that owns the monitor, which reads the lock record the payload
+    /// is displaced into; any other thread reads that record under the
+    /// meta-lock. Either way it reads as an Acquire load: a thread that reads the
     /// value a [`set_payload`](Self::set_payload) wrote sees what the
     /// setting thread did before that call.
     ///
@@ -64,6 +65,9 @@ impl MultiUseWord {
         if state(bits) == NEUTRAL {
             return bits;
         }
+        if let Some(first) = owned_first_record(bits) {
+            return first.published_displaced();
+        }
         ExecEnv::with_current(|ee| {
             let held = self.get_meta_lock(ee);
             let bits = held.bits;
@@ -73,7 +77,7 @@ impl MultiUseWord {
                 // SAFETY: a LOCKED or WAITERS word points at the first record
                 // of the object's queue, which holds the displaced payload
                 // and is not recycled while we hold the meta-lock.
-                unsafe { (*record_of(bits)).displaced() }
+                unsafe { (*record_of(bits)).published_displaced() }
             };
             held.release(bits);
             neutral
@@ -84,6 +88,9 @@ impl MultiUseWord {
     /// fair. The payload is not guarded by the monitor: any thread may set it
     /// while another holds the monitor, and the unlock keeps the new value.
     /// The write publishes as a Release store (see [`payload`](Self::payload)).
+    /// Unlocked, or by the monitor's owner, it is one compare-and-swap or
+    /// store; any other thread writes under the meta-lock, and the owner's
+    /// unlock then goes through the meta-lock too.
     ///
     /// # Panics
     ///
@@ -105,8 +112,17 @@ impl MultiUseWord {
     pub fn set_payload(&self, payload: usize) {
         check_payload(payload);
         let payload = neutral_bits(payload);
+        // Acquire: as in `neutral`, and the owner check reads the record
+        // the word points at, which its thread may have just installed.
+        let bits = self.word.load(Ordering::Acquire);
         #[cfg(not(metalock_swap_only))]
-        if self.set_neutral_payload(payload) {
+        let Err(bits) = self.set_neutral_payload(bits, payload) else {
+            return;
+        };
+        if let Some(first) = owned_first_record(bits) {
+            // The owner's own unlock reads the displaced form after this, so
+            // it restores the new payload with no flag on the word.
+            first.publish_displaced(payload | first.displaced() & FAIR);
             return;
         }
         ExecEnv::with_current(|ee| {
@@ -119,7 +135,7 @@ impl MultiUseWord {
                     // and stable under the meta-lock.
                     unsafe {
                         let first = &*record_of(bits);
-                        first.set_displaced(payload | first.displaced() & FAIR);
+                        first.publish_displaced(payload | first.displaced() & FAIR);
                     }
                     // The owner's fused unlock must not restore the old
                     // payload.
@@ -136,27 +152,46 @@ impl MultiUseWord {
     }
 
     /// Replaces the payload of a NEUTRAL word by compare-and-swap with
-    /// `payload` (in NEUTRAL form, fair bit clear); `false` once the word is
-    /// not NEUTRAL.
+    /// `payload` (in NEUTRAL form, fair bit clear), starting from `bits`, the
+    /// word read with Acquire; once the word is not NEUTRAL, returns it, read
+    /// with Acquire.
     #[cfg(not(metalock_swap_only))]
-    fn set_neutral_payload(&self, payload: usize) -> bool {
-        // Relaxed: a failed attempt only tells us which path to take.
-        let mut bits = self.word.load(Ordering::Relaxed);
+    fn set_neutral_payload(&self, mut bits: usize, payload: usize) -> Result<(), usize> {
         while state(bits) == NEUTRAL {
             // Release pairs with the Acquire of `payload` and of the lock
-            // paths that read the word.
+            // paths that read the word; Acquire on failure: as the first
+            // load, for the owner check.
             match self.word.compare_exchange(
                 bits,
                 payload | bits & FAIR,
                 Ordering::Release,
-                Ordering::Relaxed,
+                Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Ok(()),
                 Err(actual) => bits = actual,
             }
         }
-        false
+        Err(bits)
     }
+}
+
+/// The calling thread's record if it owns the monitor of `bits`: the first
+/// of the object's queue, which holds the displaced payload for as long as
+/// the thread owns the monitor, so its thread reads and writes the payload
+/// there without the meta-lock.
+#[inline]
+fn owned_first_record(bits: usize) -> Option<&'static LockRecord> {
+    if state(bits) != LOCKED {
+        return None;
+    }
+    // A thread with no EE bound owns nothing.
+    let ee = ExecEnv::current_if_bound()?;
+    // SAFETY: a LOCKED word points at a record, and records are never
+    // freed (`LockRecord`'s first invariant), so the reference may be
+    // `'static`; a record that names this thread's EE as its owner while a
+    // LOCKED word points at it is this thread's hold of the monitor.
+    let first = unsafe { &*record_of(bits) };
+    (first.owner() == ee.as_owner()).then_some(first)
 }
 
 impl fmt::Debug for MultiUseWord {

@@ -63,10 +63,11 @@ fn fused_unlock_fails_over_when_a_thread_queued() {
     #[cfg(feature = "stats")]
     if !cfg!(any(feature = "meta-lock-only", feature = "swap-only")) {
         let s = metalock::stats::snapshot().since(&before_unlock);
-        // Our unlock failed over (a miss); the contender's re-entry and exit
-        // went through the meta-lock too.
+        // Our unlock failed over (a miss) through the meta-lock, and invited
+        // the contender; its re-entry, its read of the payload as the owner
+        // and its exit need no meta-lock.
         assert!(s.extra_fast_misses >= 1, "{s:?}");
-        assert!(s.get_meta_lock >= 2, "{s:?}");
+        assert!(s.get_meta_lock >= 1, "{s:?}");
     }
 
     // Back to NEUTRAL with the payload: the next lock is fused again.

@@ -14,7 +14,7 @@ use std::cell::UnsafeCell;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Barrier, Mutex, MutexGuard, PoisonError};
 use std::thread;
 
 use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
@@ -664,15 +664,29 @@ fn nesting_a_second_meta_lock_is_refused_before_the_swap() {
     let w1 = MultiUseWord::with_payload(11);
     let w2 = MultiUseWord::with_payload(22);
     for attempt in 0..2 {
-        // A locked word's payload is read under its meta-lock.
-        let held = (attempt == 1).then(|| w1.lock());
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            w2.__with_meta_lock(|| match attempt {
-                0 => w1.__with_meta_lock(|| ()),
-                _ => drop(w1.payload()),
-            });
-        }));
-        drop(held);
+        // A word that another thread holds has its payload read under its
+        // meta-lock (its owner reads it in its own lock record).
+        let (held, release) = (Barrier::new(2), Barrier::new(2));
+        let result = thread::scope(|s| {
+            if attempt == 1 {
+                s.spawn(|| {
+                    let _guard = w1.lock();
+                    held.wait();
+                    release.wait();
+                });
+                held.wait();
+            }
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                w2.__with_meta_lock(|| match attempt {
+                    0 => w1.__with_meta_lock(|| ()),
+                    _ => drop(w1.payload()),
+                });
+            }));
+            if attempt == 1 {
+                release.wait();
+            }
+            result
+        });
         let message = result.expect_err("a second meta-lock must be refused");
         assert_already_holds(&*message);
     }

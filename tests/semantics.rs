@@ -1099,6 +1099,28 @@ fn set_payload_in_every_state(word: MultiUseWord) {
     }
     assert_eq!(word.payload(), 4);
 
+    // By the owner (in its own lock record, without the meta-lock) while
+    // another thread is queued to enter: the exit that lets that thread in
+    // passes the new payload on.
+    {
+        let g = word.lock();
+        thread::scope(|s| {
+            let contender = s.spawn(|| {
+                let _g = word.lock();
+                word.payload()
+            });
+            while !word.has_queued_threads() {
+                thread::sleep(Duration::from_millis(1));
+            }
+            assert_eq!(word.payload(), 4);
+            word.set_payload(6);
+            assert_eq!(word.payload(), 6);
+            drop(g);
+            assert_eq!(contender.join().unwrap(), 6);
+        });
+    }
+    assert_eq!((word.payload(), word.is_fair()), (6, fair));
+
     // Extremes of the payload's range, and a wait in between.
     {
         let mut g = word.lock();
