@@ -55,6 +55,19 @@ impl MultiUseWord {
         &self,
         ee: &'static ExecEnv,
     ) -> Option<&'static LockRecord> {
+        // A try looks before it swaps: a monitor another thread owns fails
+        // it at this load. The fast path's compare-and-swap would take the
+        // owner's line from it, and the slow path's meta-lock would send the
+        // owner's unlock through the meta-lock too: a thread polling
+        // `try_lock` slowed every hold it polled. Acquire: `owner_is` reads
+        // the record the word points at, which only a thread that holds
+        // some record may own.
+        let bits = self.word.load(Ordering::Acquire);
+        // SAFETY: `ee` is the calling thread's EE.
+        let might_own = REENTRANT && unsafe { ee.has_records_out() };
+        if state(bits) == LOCKED && !(might_own && owner_is(bits, ee)) {
+            return None;
+        }
         // A match, not a closure: an overflow's panic reports the caller.
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => Some(record),
