@@ -286,3 +286,51 @@ fn the_owners_payload_publishes_both_ways() {
         assert_eq!(shared.word.payload(), 9);
     });
 }
+
+/// `try_lock` on a monitor nobody owns but with a queue (WAITERS: an exit
+/// invited the first of two queued contenders, which has not taken it yet)
+/// takes it, as `try_lock` fails only while another thread owns the
+/// monitor: some execution barges in ahead of both contenders. (A try
+/// that gave up on a WAITERS word passed every other test.)
+#[test]
+fn try_lock_takes_a_free_monitor_with_a_queue() {
+    use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
+    static BARGED: AtomicUsize = AtomicUsize::new(0);
+    let mut builder = loom::model::Builder::new();
+    // Three threads and a polled queue: a bound of 1 explores the barging
+    // in a few seconds (deeper bounds ran past ten minutes).
+    builder.preemption_bound = Some(1);
+    builder.check(|| {
+        metalock::__test_hooks::start_crate_model_execution();
+        let object = Object::new(3);
+        let held = object.word.lock();
+        let contenders: Vec<_> = (0..2)
+            .map(|_| {
+                let object = Arc::clone(&object);
+                thread::spawn(move || object.increment())
+            })
+            .collect();
+        while object.word.queue_length() < 2 {
+            thread::yield_now();
+        }
+        drop(held);
+        let entered = object.word.try_lock().map(|guard| {
+            // SAFETY: the monitor is held.
+            let entered = object.counter.with(|c| unsafe { *c });
+            drop(guard);
+            entered
+        });
+        if entered == Some(0) {
+            BARGED.fetch_add(1, StdOrdering::Relaxed);
+        }
+        for contender in contenders {
+            contender.join().unwrap();
+        }
+        assert_eq!(object.count(), 2);
+        assert_eq!(object.word.payload(), 3);
+    });
+    assert!(
+        BARGED.load(StdOrdering::Relaxed) > 0,
+        "no try_lock took the monitor while both contenders were queued"
+    );
+}

@@ -7,6 +7,7 @@ use core::fmt;
 use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::hooks::{self, HandoffEvent};
+use crate::monitor::EXTRA_FAST;
 use crate::primitive::Ordering;
 use crate::word::{
     FAIR, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits,
@@ -18,8 +19,9 @@ impl MultiUseWord {
     ///
     /// When the object is unlocked this is one load, and so it is for the
     /// thread that owns the monitor, which reads the lock record the payload
-    /// is displaced into; any other thread reads that record under the
-    /// meta-lock. Either way it reads as an Acquire load: a thread that reads the
+    /// is displaced into (with the extra-fast path: not under
+    /// `meta-lock-only` or the swap-only backend); any other thread reads
+    /// that record under the meta-lock. Either way it reads as an Acquire load: a thread that reads the
     /// value a [`set_payload`](Self::set_payload) wrote sees what the
     /// setting thread did before that call.
     ///
@@ -65,7 +67,7 @@ impl MultiUseWord {
         if state(bits) == NEUTRAL {
             return bits;
         }
-        if let Some(first) = owned_first_record(bits) {
+        if EXTRA_FAST && let Some(first) = owned_first_record(bits) {
             return first.published_displaced();
         }
         ExecEnv::with_current(|ee| {
@@ -88,9 +90,12 @@ impl MultiUseWord {
     /// fair. The payload is not guarded by the monitor: any thread may set it
     /// while another holds the monitor, and the unlock keeps the new value.
     /// The write publishes as a Release store (see [`payload`](Self::payload)).
-    /// Unlocked, or by the monitor's owner, it is one compare-and-swap or
-    /// store; any other thread writes under the meta-lock, and the owner's
-    /// unlock then goes through the meta-lock too.
+    /// On a NEUTRAL word it is one compare-and-swap, and by the monitor's
+    /// owner one store (with the extra-fast path: not under `meta-lock-only`
+    /// or the swap-only backend, which has no compare-and-swap either);
+    /// otherwise it writes under the meta-lock, and a set by a thread that
+    /// does not own the monitor sends the owner's unlock through the
+    /// meta-lock too.
     ///
     /// # Panics
     ///
@@ -119,7 +124,7 @@ impl MultiUseWord {
         let Err(bits) = self.set_neutral_payload(bits, payload) else {
             return;
         };
-        if let Some(first) = owned_first_record(bits) {
+        if EXTRA_FAST && let Some(first) = owned_first_record(bits) {
             // The owner's own unlock reads the displaced form after this, so
             // it restores the new payload with no flag on the word.
             first.publish_displaced(payload | first.displaced() & FAIR);
@@ -178,7 +183,8 @@ impl MultiUseWord {
 /// The calling thread's record if it owns the monitor of `bits`: the first
 /// of the object's queue, which holds the displaced payload for as long as
 /// the thread owns the monitor, so its thread reads and writes the payload
-/// there without the meta-lock.
+/// there without the meta-lock (with the extra-fast path, `EXTRA_FAST`:
+/// without it every operation goes through the meta-lock).
 #[inline]
 fn owned_first_record(bits: usize) -> Option<&'static LockRecord> {
     if state(bits) != LOCKED {

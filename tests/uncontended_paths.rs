@@ -21,7 +21,10 @@
 ))]
 
 use metalock::stats::{self, Snapshot};
-use metalock::{Condition, Monitor, MultiUseWord, ReentrantSynchronized, Synchronized};
+use metalock::{
+    Condition, Monitor, MonitorGuard, MultiUseWord, ReentrantSynchronized, Synchronized,
+    SynchronizedGuard,
+};
 use std::cell::Cell;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -118,6 +121,19 @@ fn uncontended_operations_take_no_meta_lock() {
         word.synchronized(|guard| assert_eq!(guard.depth(), 1))
     });
     fast("lock_arc", 2, || drop(arc_word.lock_arc()));
+    fast("unlocked, then locked again", 4, || {
+        let mut guard = word.lock();
+        MonitorGuard::unlocked(&mut guard, || assert!(!word.is_locked()));
+    });
+    fast("bump with nobody queued", 2, || {
+        let mut guard = word.lock();
+        MonitorGuard::bump(&mut guard);
+    });
+    fast("Synchronized unlocked and bump", 4, || {
+        let mut guard = sync.lock();
+        SynchronizedGuard::unlocked(&mut guard, || ());
+        SynchronizedGuard::bump(&mut guard);
+    });
     nested4!("four words nested", words, MultiUseWord::lock);
 
     // Reading the monitor's state, owned or not, and notifying nobody.
@@ -179,7 +195,7 @@ fn uncontended_operations_take_no_meta_lock() {
     });
     fast("Synchronized lock_arc", 2, || *arc.lock_arc() += 1);
     fast("Synchronized mapped guard", 2, || {
-        let mapped = metalock::SynchronizedGuard::map(sync.lock(), |v| v);
+        let mapped = SynchronizedGuard::map(sync.lock(), |v| v);
         drop(mapped);
     });
     nested4!("four Synchronized nested", syncs, Synchronized::lock);

@@ -4,7 +4,7 @@
 //! then take their record out again.
 
 use super::queue::unlink;
-use super::{enter_again, owner_is};
+use super::{EXTRA_FAST, enter_again, owner_is};
 use crate::exec_env::interrupt::Interrupt;
 use crate::exec_env::{ExecEnv, SIGNAL_HANDED_OVER, SIGNAL_NONE};
 use crate::lock_record::{LockRecord, PassedOver, record_of};
@@ -62,11 +62,15 @@ impl MultiUseWord {
         // `try_lock` slowed every hold it polled. Acquire: `owner_is` reads
         // the record the word points at, which only a thread that holds
         // some record may own.
-        let bits = self.word.load(Ordering::Acquire);
-        // SAFETY: `ee` is the calling thread's EE.
-        let might_own = REENTRANT && unsafe { ee.has_records_out() };
-        if state(bits) == LOCKED && !(might_own && owner_is(bits, ee)) {
-            return None;
+        // Off with the extra-fast path, as every operation then goes through
+        // the meta-lock.
+        if EXTRA_FAST {
+            let bits = self.word.load(Ordering::Acquire);
+            // SAFETY: `ee` is the calling thread's EE.
+            let might_own = REENTRANT && unsafe { ee.has_records_out() };
+            if state(bits) == LOCKED && !(might_own && owner_is(bits, ee)) {
+                return None;
+            }
         }
         // A match, not a closure: an overflow's panic reports the caller.
         match self.try_enter_fast::<REENTRANT>(ee) {
