@@ -21,9 +21,10 @@ impl MultiUseWord {
     /// thread that owns the monitor, which reads the lock record the payload
     /// is displaced into (with the extra-fast path: not under
     /// `meta-lock-only` or the swap-only backend); any other thread reads
-    /// that record under the meta-lock. Either way it reads as an Acquire load: a thread that reads the
-    /// value a [`set_payload`](Self::set_payload) wrote sees what the
-    /// setting thread did before that call.
+    /// that record under the meta-lock. Either way it reads as an Acquire
+    /// load: a thread that reads the value a
+    /// [`set_payload`](Self::set_payload) wrote sees what the setting thread
+    /// did before that call.
     ///
     /// ```
     /// use metalock::MultiUseWord;

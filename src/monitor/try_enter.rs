@@ -59,12 +59,11 @@ impl MultiUseWord {
         // it at this load. The fast path's compare-and-swap would take the
         // owner's line from it, and the slow path's meta-lock would send the
         // owner's unlock through the meta-lock too: a thread polling
-        // `try_lock` slowed every hold it polled. Acquire: `owner_is` reads
-        // the record the word points at, which only a thread that holds
-        // some record may own.
-        // Off with the extra-fast path, as every operation then goes through
-        // the meta-lock.
+        // `try_lock` slowed every hold it polled. Part of the extra-fast
+        // path: without it every operation goes through the meta-lock.
         if EXTRA_FAST {
+            // Acquire: `owner_is` reads the record the word points at, which
+            // only a thread that holds some record may own.
             let bits = self.word.load(Ordering::Acquire);
             // SAFETY: `ee` is the calling thread's EE.
             let might_own = REENTRANT && unsafe { ee.has_records_out() };
