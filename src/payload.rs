@@ -7,7 +7,7 @@ use core::fmt;
 use crate::exec_env::ExecEnv;
 use crate::lock_record::{LockRecord, record_of};
 use crate::meta_lock::hooks::{self, HandoffEvent};
-use crate::monitor::EXTRA_FAST;
+use crate::monitor::{EXTRA_FAST, owner_is};
 use crate::primitive::Ordering;
 use crate::word::{
     FAIR, LOCKED, MultiUseWord, NEUTRAL, QUEUE_SUMMARY, WAITERS, check_payload, neutral_bits,
@@ -195,10 +195,8 @@ fn owned_first_record(bits: usize) -> Option<&'static LockRecord> {
     let ee = ExecEnv::current_if_bound()?;
     // SAFETY: a LOCKED word points at a record, and records are never
     // freed (`LockRecord`'s first invariant), so the reference may be
-    // `'static`; a record that names this thread's EE as its owner while a
-    // LOCKED word points at it is this thread's hold of the monitor.
-    let first = unsafe { &*record_of(bits) };
-    (first.owner() == ee.as_owner()).then_some(first)
+    // `'static`.
+    owner_is(bits, ee).then(|| unsafe { &*record_of(bits) })
 }
 
 impl fmt::Debug for MultiUseWord {

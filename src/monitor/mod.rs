@@ -156,7 +156,7 @@ fn signal_after_timed_park(ee: &ExecEnv) -> usize {
 
 /// Whether `bits` is LOCKED by a record of `ee`.
 #[inline(always)]
-fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
+pub(crate) fn owner_is(bits: usize, ee: &ExecEnv) -> bool {
     // SAFETY: a LOCKED word points at a live record (records outlive every
     // word that names them).
     state(bits) == LOCKED && unsafe { (*record_of(bits)).owner() } == ee.as_owner()
