@@ -22,7 +22,7 @@ use crate::word::MultiUseWord;
 /// returns `None`, and `try_lock_for` and `try_lock_until` return `None`
 /// once their time has run out, as `RawMutexTimed` asks of a failed try
 /// (waiting for itself, the thread can only fail; a timeout too long for
-/// the clock panics, as `lock` does). `lock_api::MutexGuard` of it waits
+/// the clock panics, naming that timeout). `lock_api::MutexGuard` of it waits
 /// on a [`Condition`](crate::Condition), as parking_lot's `MutexGuard`
 /// waits on its `Condvar` (and, as there, mapped and `Arc` guards do not);
 /// the monitor's own wait set is out of its reach. Where
@@ -228,6 +228,17 @@ unsafe impl lock_api::RawMutexFair for RawMonitor {
     }
 }
 
+/// `try_lock_for` by the holder with a timeout the clock cannot hold: it
+/// would wait for itself for ever.
+#[cold]
+#[track_caller]
+fn endless_try_by_holder(timeout: Duration) -> ! {
+    panic!(
+        "metalock: RawMonitor::try_lock_for({timeout:?}) by the thread that holds it: it is not \
+         reentrant, and a timeout too long for the clock would wait for itself for ever"
+    )
+}
+
 // SAFETY: as for `RawMutex`; a timed enter that gives up holds nothing.
 unsafe impl lock_api::RawMutexTimed for RawMonitor {
     type Duration = Duration;
@@ -238,8 +249,9 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     fn try_lock_for(&self, timeout: Duration) -> Option<RawMonitorToken> {
         match deadline_after(timeout) {
             Some(deadline) => self.try_lock_until(deadline),
-            // No deadline the clock can hold: as `lock`, which panics for
-            // the owner rather than wait for itself for ever.
+            // No deadline the clock can hold: as `lock`, which the owner
+            // would wait in for itself for ever.
+            None if self.word.is_owned_by_current_thread() => endless_try_by_holder(timeout),
             None => Some(lock_api::RawMutex::lock(self)),
         }
     }

@@ -172,7 +172,7 @@ impl MultiUseWord {
         pub fn with_payload(payload: usize) -> Self {
             assert!(
                 payload <= Self::MAX_PAYLOAD,
-                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
+                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS (usize::BITS - 3 bits)"
             );
             Self {
                 word: Word::new(neutral_bits(payload)),
@@ -225,7 +225,7 @@ impl MultiUseWord {
         pub fn fair_with_payload(payload: usize) -> Self {
             assert!(
                 payload <= Self::MAX_PAYLOAD,
-                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS"
+                "metalock: payload wider than MultiUseWord::PAYLOAD_BITS (usize::BITS - 3 bits)"
             );
             Self {
                 word: Word::new(neutral_bits(payload) | FAIR),

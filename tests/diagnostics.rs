@@ -8,7 +8,9 @@
 //! dump binds nothing to the thread that takes it; and a panic hook sees a
 //! thread whose relock or wait is refused holding its monitors, not blocked;
 //! and a cycle through a `lock_interruptibly` is reported, then broken by
-//! an interrupt.
+//! an interrupt; a thread entering a monitor that an exited thread left
+//! held (a leaked guard) is reported with that thread, and one entering it
+//! with a deadline is not.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -319,6 +321,67 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
         diagnostics::deadlocks().len(),
         3,
         "still only the three cycles (F and G's broken)"
+    );
+
+    // X exits holding `orphan` through a leaked guard: Y, entering it, is
+    // blocked for good, and reported with X; Z, entering it with a
+    // deadline, is not.
+    let orphan = leak(MultiUseWord::new());
+    let x = thread::Builder::new()
+        .name("leaker-x".into())
+        .spawn(move || std::mem::forget(orphan.lock()))
+        .unwrap();
+    let x_id = x.thread().id();
+    x.join().unwrap();
+    for (name, timed) in [("stuck-y", false), ("timed-z", true)] {
+        thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                if timed {
+                    assert!(orphan.try_lock_for(Duration::from_secs(3600)).is_none());
+                } else {
+                    drop(orphan.lock());
+                }
+            })
+            .unwrap();
+    }
+    let behind_x = loop {
+        let found = diagnostics::deadlocks()
+            .into_iter()
+            .find(diagnostics::Deadlock::held_by_exited_thread);
+        if let Some(deadlock) = found {
+            break deadlock;
+        }
+        assert!(started.elapsed() < PATIENCE, "Y behind X never found");
+        thread::sleep(Duration::from_millis(1));
+    };
+    let [y_dump, x_dump] = behind_x.threads() else {
+        panic!("Y and X only: {behind_x}");
+    };
+    assert_eq!(y_dump.name(), Some("stuck-y"));
+    let y_blocked = y_dump.blocked_on().unwrap();
+    assert_eq!(
+        (y_blocked.monitor, y_blocked.owner),
+        (address(orphan), Some(x_id))
+    );
+    assert_eq!(x_dump.id(), x_id);
+    assert!(x_dump.has_exited() && x_dump.blocked_on().is_none());
+    let text = behind_x.to_string();
+    println!("{text}");
+    assert!(text.contains("which has exited"), "{text}");
+    // Z blocks too before the count.
+    while !diagnostics::snapshot()
+        .threads()
+        .iter()
+        .any(|t| t.name() == Some("timed-z") && t.blocked_on().is_some_and(|b| b.timed))
+    {
+        assert!(started.elapsed() < PATIENCE, "Z never blocked");
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        diagnostics::deadlocks().len(),
+        4,
+        "the three cycles and Y behind X, never Z"
     );
 }
 

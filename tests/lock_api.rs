@@ -105,10 +105,13 @@ fn unlock_with_another_monitors_token_panics() {
     unsafe { a.unlock(token_b) };
 }
 
-/// A timeout past what the clock can hold is a `lock`: the owner's panics
-/// rather than wait for itself for ever.
+/// A timeout past what the clock can hold would be a `lock`: the owner's
+/// panics, naming the call, rather than wait for itself for ever.
 #[test]
-#[should_panic(expected = "not reentrant")]
+#[should_panic(
+    expected = "RawMonitor::try_lock_for(18446744073709551615.999999999s) by the thread that \
+                holds it: it is not reentrant"
+)]
 fn an_endless_timed_relock_by_the_owner_panics() {
     let m = Mutex::new(0);
     let _first = m.lock();

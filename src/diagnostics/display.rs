@@ -78,9 +78,14 @@ impl fmt::Display for Deadlock {
             let Some(blocked) = &thread.blocked else {
                 continue;
             };
+            let exited = if next.exited {
+                ", which has exited: guards it leaked hold the monitor for good"
+            } else {
+                ""
+            };
             writeln!(
                 f,
-                "  {} waits to enter {}, held by {}",
+                "  {} waits to enter {}, held by {}{exited}",
                 thread.label(),
                 monitor_label(blocked.monitor, blocked.key),
                 next.label(),

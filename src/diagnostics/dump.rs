@@ -297,6 +297,36 @@ impl Snapshot {
         &self.threads
     }
 
+    /// Whether this is a thread blocked entering a monitor that a thread
+    /// which has exited holds through guards it leaked (`mem::forget`):
+    /// [`threads`](Self::threads) are then the blocked thread and the one
+    /// that exited, which blocks on nothing. (A guard kept in one of that
+    /// thread's thread-locals still unlocks as the thread-local is
+    /// destroyed, after the thread's exit was noted: a monitor released
+    /// so, late, may be reported while it is.)
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// static WORD: MultiUseWord = MultiUseWord::new();
+    ///
+    /// std::thread::spawn(|| std::mem::forget(WORD.lock())).join().unwrap();
+    /// // This thread would block for good: nothing will release WORD.
+    /// std::thread::spawn(|| drop(WORD.lock()));
+    /// let deadlock = loop {
+    ///     match diagnostics::deadlocks().pop() {
+    ///         Some(deadlock) => break deadlock,
+    ///         None => std::thread::yield_now(),
+    ///     }
+    /// };
+    /// assert!(deadlock.held_by_exited_thread());
+    /// assert!(deadlock.threads()[1].has_exited());
+    /// println!("{deadlock}");
+    /// ```
+    pub fn held_by_exited_thread(&self) -> bool {
+        self.threads.last().is_some_and(|thread| thread.exited)
+    }
+
     /// The calling thread's entry, if it uses monitors.
     ///
     /// ```
@@ -324,25 +354,7 @@ impl Snapshot {
     /// from each thread not yet seen finds every cycle in linear time (a
     /// dump of thousands of threads must not take a cubic search).
     pub(super) fn cycles(&self) -> Vec<Vec<usize>> {
-        let mut index = HashMap::with_capacity(self.threads.len());
-        for (i, thread) in self.threads.iter().enumerate() {
-            index.entry(thread.id).or_insert(i);
-        }
-        let next: Vec<Option<usize>> = self
-            .threads
-            .iter()
-            .map(|thread| {
-                let blocked = thread.blocked.as_ref()?;
-                if blocked.kind != BlockKind::Entering || blocked.timed {
-                    return None;
-                }
-                let owner = blocked.owner?;
-                if owner == thread.id {
-                    return None;
-                }
-                index.get(&owner).copied()
-            })
-            .collect();
+        let next = self.owners_entered();
         // The walk that first reached each thread, or none yet.
         let mut reached_by: Vec<Option<usize>> = vec![None; self.threads.len()];
         let mut cycles = Vec::new();
@@ -371,10 +383,53 @@ impl Snapshot {
         cycles.sort_unstable_by_key(|cycle| cycle[0]);
         cycles
     }
+
+    /// Each thread blocked entering, with no deadline, a monitor that a
+    /// thread which has exited still owns, paired with that thread
+    /// (`[blocked, exited]`), in the order of the blocked threads. The
+    /// exited thread leaked the guards that hold it: nothing will release
+    /// it.
+    pub(super) fn behind_exited_owners(&self) -> Vec<Vec<usize>> {
+        self.owners_entered()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, owner)| {
+                let owner = owner?;
+                self.threads[owner].exited.then(|| vec![i, owner])
+            })
+            .collect()
+    }
+
+    /// For each thread, the index of the other thread that owns the monitor
+    /// it is entering with no deadline (a timed enter goes on whatever the
+    /// owner does), if the snapshot tells.
+    fn owners_entered(&self) -> Vec<Option<usize>> {
+        let mut index = HashMap::with_capacity(self.threads.len());
+        for (i, thread) in self.threads.iter().enumerate() {
+            index.entry(thread.id).or_insert(i);
+        }
+        self.threads
+            .iter()
+            .map(|thread| {
+                let blocked = thread.blocked.as_ref()?;
+                if blocked.kind != BlockKind::Entering || blocked.timed {
+                    return None;
+                }
+                let owner = blocked.owner?;
+                if owner == thread.id {
+                    return None;
+                }
+                index.get(&owner).copied()
+            })
+            .collect()
+    }
 }
 
 /// A cycle of threads each blocked entering a monitor the next one owns:
-/// none of them can go on. Its `Display` names the threads and monitors.
+/// none of them can go on; or a thread blocked entering a monitor that a
+/// thread which has exited still holds, and that thread
+/// ([`held_by_exited_thread`](Self::held_by_exited_thread)). Its `Display`
+/// names the threads and monitors.
 ///
 /// ```
 /// # use metalock::{MultiUseWord, diagnostics};
@@ -439,79 +494,34 @@ impl Deadlock {
     pub fn threads(&self) -> &[ThreadDump] {
         &self.threads
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `n` distinct thread ids.
-    fn ids(n: usize) -> Vec<ThreadId> {
-        (0..n)
-            .map(|_| {
-                let thread = std::thread::spawn(|| ());
-                let id = thread.thread().id();
-                thread.join().unwrap();
-                id
-            })
-            .collect()
-    }
-
-    /// A snapshot whose thread `i` enters a monitor owned by thread
-    /// `owners[i]` (untimed), or blocks on nothing.
-    fn snapshot(owners: &[Option<usize>]) -> Snapshot {
-        let ids = ids(owners.len());
-        let threads = owners
-            .iter()
-            .enumerate()
-            .map(|(i, owner)| ThreadDump {
-                id: ids[i],
-                name: None,
-                exited: false,
-                holds: Vec::new(),
-                blocked: owner.map(|owner| BlockedOn {
-                    monitor: 0x1000 + owner,
-                    kind: BlockKind::Entering,
-                    timed: false,
-                    for_: Duration::ZERO,
-                    owner: Some(ids[owner]),
-                    key: None,
-                    episode: 0,
-                    owner_ee: None,
-                }),
-                ee: 0,
-            })
-            .collect();
-        Snapshot { threads }
-    }
-
-    #[test]
-    fn cycles_start_at_their_lowest_thread_each_once() {
-        // 0 -> 3 -> 1 -> 0 and 4 -> 5 -> 4 are cycles; 2 and 6 lead into
-        // the first one; 7 blocks on nothing; 8 enters its own monitor.
-        let owners = [
-            Some(3),
-            Some(0),
-            Some(3),
-            Some(1),
-            Some(5),
-            Some(4),
-            Some(2),
-            None,
-            Some(8),
-        ];
-        assert_eq!(snapshot(&owners).cycles(), vec![vec![0, 3, 1], vec![4, 5]]);
-    }
-
-    #[test]
-    fn a_long_chain_is_walked_once() {
-        // Thread i enters the monitor of i + 1, the last that of the first:
-        // one cycle through 5,000 threads, which each walk used to follow
-        // in full, looking each owner up among all threads at every step.
-        let n = 5_000;
-        let owners: Vec<_> = (0..n).map(|i| Some((i + 1) % n)).collect();
-        let cycles = snapshot(&owners).cycles();
-        assert_eq!(cycles.len(), 1);
-        assert_eq!(cycles[0], (0..n).collect::<Vec<_>>());
+    /// Whether this is a thread blocked entering a monitor that a thread
+    /// which has exited holds through guards it leaked (`mem::forget`):
+    /// [`threads`](Self::threads) are then the blocked thread and the one
+    /// that exited, which blocks on nothing. (A guard kept in one of that
+    /// thread's thread-locals still unlocks as the thread-local is
+    /// destroyed, after the thread's exit was noted: a monitor released
+    /// so, late, may be reported while it is.)
+    ///
+    /// ```
+    /// use metalock::{MultiUseWord, diagnostics};
+    ///
+    /// static WORD: MultiUseWord = MultiUseWord::new();
+    ///
+    /// std::thread::spawn(|| std::mem::forget(WORD.lock())).join().unwrap();
+    /// // This thread would block for good: nothing will release WORD.
+    /// std::thread::spawn(|| drop(WORD.lock()));
+    /// let deadlock = loop {
+    ///     match diagnostics::deadlocks().pop() {
+    ///         Some(deadlock) => break deadlock,
+    ///         None => std::thread::yield_now(),
+    ///     }
+    /// };
+    /// assert!(deadlock.held_by_exited_thread());
+    /// assert!(deadlock.threads()[1].has_exited());
+    /// println!("{deadlock}");
+    /// ```
+    pub fn held_by_exited_thread(&self) -> bool {
+        self.threads.last().is_some_and(|thread| thread.exited)
     }
 }

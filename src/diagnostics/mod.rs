@@ -5,7 +5,9 @@
 //! monitors its guards hold (address, depth), and the monitor it is
 //! entering or waiting on, since when and, when entering, which thread owns
 //! it. [`deadlocks`] returns the cycles of threads blocked entering
-//! monitors that the next thread of the cycle owns. Neither stops, wakes or
+//! monitors that the next thread of the cycle owns, and the threads blocked
+//! entering a monitor that a thread which has exited left held (through
+//! guards leaked with `mem::forget`). Neither stops, wakes or
 //! otherwise disturbs a thread: they read what each thread publishes about
 //! itself and the words it blocks on, and take no meta-lock. (A thread that
 //! starts or stops blocking meanwhile may wait for the few loads a snapshot
@@ -42,6 +44,8 @@
 
 mod display;
 mod dump;
+#[cfg(test)]
+mod tests;
 
 pub use dump::{BlockKind, BlockedOn, Deadlock, HeldMonitor, Snapshot, ThreadDump};
 
@@ -168,10 +172,14 @@ pub fn snapshot() -> Snapshot {
 }
 
 /// The cycles of threads blocked entering monitors held by each other, each
-/// once. A cycle is reported only if two snapshots in a row see every
+/// once; and each thread blocked entering a monitor that a thread which has
+/// exited still holds (it leaked the guards: nothing will release the
+/// monitor), paired with that thread ([`Deadlock::held_by_exited_thread`]).
+/// Either is reported only if two snapshots in a row see every
 /// thread of it in the same blocking episode (so it was blocked all the
 /// time in between, and owned what it owned: a deadlock, not a passing
-/// state); threads that wait for a notification are never part of one.
+/// state); threads that wait for a notification, or enter with a deadline,
+/// are never part of one.
 ///
 /// ```
 /// use metalock::{MultiUseWord, diagnostics};
@@ -197,12 +205,13 @@ pub fn snapshot() -> Snapshot {
 /// ```
 pub fn deadlocks() -> Vec<Deadlock> {
     let first = snapshot();
-    let cycles = first.cycles();
-    if cycles.is_empty() {
+    let mut found = first.cycles();
+    found.extend(first.behind_exited_owners());
+    if found.is_empty() {
         return Vec::new();
     }
     let second = snapshot();
-    cycles
+    found
         .into_iter()
         .filter(|cycle| {
             cycle.iter().all(|&i| {

@@ -19,7 +19,7 @@ use crate::sys::Instant;
 pub(super) fn check_wait_depth(depth: usize, guard: &str) {
     if depth != 1 {
         panic!(
-            "metalock: a {guard} waits only one level deep, and this thread holds the monitor \
+            "metalock: {guard} waits only one level deep, and this thread holds the monitor \
              {depth} levels deep: an outer level may be inside a method of the value, which \
              another thread would reach during the wait; wait through the outermost guard"
         );
