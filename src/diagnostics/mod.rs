@@ -44,6 +44,7 @@
 
 mod display;
 mod dump;
+mod search;
 #[cfg(test)]
 mod tests;
 
