@@ -14,7 +14,7 @@
 //! partner may still wake or hand off to it, and with a wake-up meant for its
 //! last thread; a waiter's EE and hot record reused while a notify races; the
 //! keyed guess an EE keeps; the records of a thread that ends holding a
-//! monitor, or after nested enters; a timed enter from a detached EE that
+//! monitor, or after nested enters, and its owner check of a donated one; a timed enter from a detached EE that
 //! gives up; an EE reused before a meta-lock successor's unpark reaches it;
 //! and one reused while an interrupt meant for its last thread is sent.
 //!
@@ -546,6 +546,42 @@ fn an_ended_thread_guesses_a_keyed_home_held_with_its_donated_record() {
         join_donation(ending, contender);
         a.check_final(1);
         assert_eq!(keyed_read(&b), 5);
+        c.check_final(1);
+    });
+    reached_every_path(NAME, &DONATION_PATHS);
+}
+
+/// A thread that ends while it holds a monitor donates its free records,
+/// and then, still running (as in a late thread-local destructor), sets the
+/// payload of `b`'s word, which the contender may hold with the record the
+/// ended thread used there before. The owner check must read that record's
+/// new owner, not the ended thread's, or the set skips the meta-lock and
+/// the contender's unlock may put back the old payload. A planted Relaxed
+/// first load in `set_payload` fails it (bound 2).
+#[test]
+fn an_ended_thread_sets_a_payload_held_with_its_donated_record() {
+    const NAME: &str = "an_ended_thread_sets_a_payload_held_with_its_donated_record";
+    explore(NAME, capped(2), || {
+        let [a, b, c] = [Shared::new(), Shared::new(), Shared::new()];
+        let ending = {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            thread::spawn(move || {
+                let held = a.word.lock();
+                b.lock_and_bump();
+                end_thread();
+                b.word.set_payload(7);
+                a.bump(&held);
+            })
+        };
+        let contender = spawn_donation_contender(&b, &c, Shared::lock_and_bump);
+        join_donation(ending, contender);
+        a.check_final(1);
+        b.check_final(2);
+        assert_eq!(
+            b.word.payload(),
+            7,
+            "the set survives the contender's unlock"
+        );
         c.check_final(1);
     });
     reached_every_path(NAME, &DONATION_PATHS);

@@ -65,7 +65,11 @@ pub(crate) const NOTIFIED: usize = 1;
 ///   record is published, or by the owner's thread while the record owns a
 ///   LOCKED word (`set_payload`), and is atomic so that the owner's fused
 ///   unlock and the owner's `payload` may read it without the meta-lock (the
-///   unlock only uses the value if the word proves nobody wrote it since).
+///   unlock only uses the value if the word proves nobody else wrote it
+///   since). The owner's write may race another thread's under the
+///   meta-lock: both store a whole NEUTRAL form that keeps the fair bit, and
+///   the other's sets the word's summary bit, so the owner's unlock then
+///   reads the displaced form again under the meta-lock.
 #[repr(align(16))]
 #[derive(Debug)]
 pub(crate) struct LockRecord {
@@ -212,7 +216,7 @@ impl LockRecord {
     }
 
     /// Writes the user's new payload into the displaced form (`set_payload`
-    /// while the record heads a queue). Release pairs with
+    /// while the record owns a LOCKED word or heads a queue). Release pairs with
     /// `published_displaced`'s Acquire.
     #[inline]
     pub(crate) fn publish_displaced(&self, bits: usize) {

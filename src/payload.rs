@@ -20,8 +20,9 @@ impl MultiUseWord {
     /// When the object is unlocked this is one load, and so it is for the
     /// thread that owns the monitor, which reads the lock record the payload
     /// is displaced into (with the extra-fast path: not under
-    /// `meta-lock-only` or the swap-only backend); any other thread reads
-    /// that record under the meta-lock. Either way it reads as an Acquire
+    /// `meta-lock-only` or the swap-only backend; and not while another
+    /// thread is in the word's meta-lock); any other thread reads that
+    /// record under the meta-lock. Either way it reads as an Acquire
     /// load: a thread that reads the value a
     /// [`set_payload`](Self::set_payload) wrote sees what the setting thread
     /// did before that call.
@@ -91,9 +92,10 @@ impl MultiUseWord {
     /// fair. The payload is not guarded by the monitor: any thread may set it
     /// while another holds the monitor, and the unlock keeps the new value.
     /// The write publishes as a Release store (see [`payload`](Self::payload)).
-    /// On a NEUTRAL word it is one compare-and-swap, and by the monitor's
-    /// owner one store (with the extra-fast path: not under `meta-lock-only`
-    /// or the swap-only backend, which has no compare-and-swap either);
+    /// On a NEUTRAL word it is one compare-and-swap (not on the swap-only
+    /// backend, which has none), and by the monitor's owner one store (with
+    /// the extra-fast path: not under `meta-lock-only` or the swap-only
+    /// backend; and not while another thread is in the word's meta-lock);
     /// otherwise it writes under the meta-lock, and a set by a thread that
     /// does not own the monitor sends the owner's unlock through the
     /// meta-lock too.
@@ -185,7 +187,9 @@ impl MultiUseWord {
 /// of the object's queue, which holds the displaced payload for as long as
 /// the thread owns the monitor, so its thread reads and writes the payload
 /// there without the meta-lock (with the extra-fast path, `EXTRA_FAST`:
-/// without it every operation goes through the meta-lock).
+/// without it every operation goes through the meta-lock). Never for a keyed
+/// monitor's home word, whose displaced form holds the key and changes only
+/// under the meta-lock (`KeyedGuard` lends no word).
 #[inline]
 fn owned_first_record(bits: usize) -> Option<&'static LockRecord> {
     if state(bits) != LOCKED {
@@ -195,7 +199,10 @@ fn owned_first_record(bits: usize) -> Option<&'static LockRecord> {
     let ee = ExecEnv::current_if_bound()?;
     // SAFETY: a LOCKED word points at a record, and records are never
     // freed (`LockRecord`'s first invariant), so the reference may be
-    // `'static`.
+    // `'static`; a record that names this thread's EE as its owner while a
+    // LOCKED word points at it is this thread's hold of the monitor (`bits`
+    // was read with Acquire: a record donated to another thread shows its
+    // new owner).
     owner_is(bits, ee).then(|| unsafe { &*record_of(bits) })
 }
 

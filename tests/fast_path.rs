@@ -64,10 +64,10 @@ fn fused_unlock_fails_over_when_a_thread_queued() {
     if !cfg!(any(feature = "meta-lock-only", feature = "swap-only")) {
         let s = metalock::stats::snapshot().since(&before_unlock);
         // Our unlock failed over (a miss) through the meta-lock, and invited
-        // the contender; its re-entry, its read of the payload as the owner
-        // and its exit need no meta-lock.
+        // the contender, whose re-entry may take it once more. (That the
+        // owner's payload read takes none, `uncontended_paths` checks.)
         assert!(s.extra_fast_misses >= 1, "{s:?}");
-        assert!(s.get_meta_lock >= 1, "{s:?}");
+        assert!((1..=2).contains(&s.get_meta_lock), "{s:?}");
     }
 
     // Back to NEUTRAL with the payload: the next lock is fused again.

@@ -22,8 +22,8 @@
 
 use metalock::stats::{self, Snapshot};
 use metalock::{
-    Condition, Monitor, MonitorGuard, MultiUseWord, ReentrantSynchronized, Synchronized,
-    SynchronizedGuard,
+    Condition, Monitor, MonitorGuard, MultiUseWord, RawMonitor, ReentrantSynchronized,
+    Synchronized, SynchronizedGuard,
 };
 use std::cell::Cell;
 use std::sync::{Arc, Barrier};
@@ -86,6 +86,7 @@ fn uncontended_operations_take_no_meta_lock() {
     let arc_word = Arc::new(MultiUseWord::new());
     let values = [0_u64; 4];
     let condition = Condition::new();
+    let raw = lock_api::Mutex::<RawMonitor, u64>::new(0);
     for w in words.iter().chain([&word, &fair]) {
         drop(w.lock());
     }
@@ -155,8 +156,15 @@ fn uncontended_operations_take_no_meta_lock() {
     });
     fast("payload read and written while owned", 2, || {
         let _guard = word.lock();
-        word.set_payload(word.payload() ^ 1);
+        word.set_payload(word.payload() + 1);
     });
+    fast("payload read and written two levels deep", 2, || {
+        let _outer = word.lock();
+        let _inner = word.lock();
+        word.set_payload(word.payload() + 1);
+    });
+    // The unlocks kept each value.
+    assert_eq!(word.payload(), 0x5a + 2 * ROUNDS as usize);
 
     // A try on a monitor another thread holds fails at one load: no
     // meta-lock, which would send the owner's unlock through it too.
@@ -168,6 +176,7 @@ fn uncontended_operations_take_no_meta_lock() {
                 sync.lock(),
                 reentrant.lock(),
                 metalock::lock(&values[0]),
+                raw.lock(),
             );
             held.wait();
             release.wait();
@@ -178,6 +187,11 @@ fn uncontended_operations_take_no_meta_lock() {
             assert!(word.try_lock().is_none());
             assert!(sync.try_lock().is_none());
             assert!(reentrant.try_lock().is_none());
+            assert!(raw.try_lock().is_none());
+            // A poller that holds a monitor itself reads the owner's
+            // record too, to tell whether it is its own.
+            let _mine = words[0].lock();
+            assert!(word.try_lock().is_none());
         }
         let s = stats::snapshot().since(&before);
         release.wait();

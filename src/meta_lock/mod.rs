@@ -194,7 +194,8 @@ const NESTED: &str = "metalock: a thread asked for a meta-lock while it holds or
 /// The crate never nests meta-locks, but code it runs under one (a platform
 /// callback, a global allocator that callback uses) could use a word that
 /// takes one: lock a contended monitor, read the payload of an object
-/// another thread holds, notify. On the same word the thread would wait for
+/// another thread holds (or any locked object's, with `meta-lock-only` or
+/// the swap-only backend), notify. On the same word the thread would wait for
 /// itself; on another, the two hand-offs would share the thread's hand-off
 /// fields, and a successor of one could be handed the other's bits.
 #[inline(always)]

@@ -71,6 +71,9 @@ impl MultiUseWord {
                 return None;
             }
         }
+        // The fast path's compare-and-swap from its guess, not from the value
+        // just loaded: from that value it waits for the load, and a try and
+        // unlock of a free word measured 0.4-0.9 ns slower (against 4.95).
         // A match, not a closure: an overflow's panic reports the caller.
         match self.try_enter_fast::<REENTRANT>(ee) {
             Some(record) => Some(record),
