@@ -14,9 +14,10 @@
 //! partner may still wake or hand off to it, and with a wake-up meant for its
 //! last thread; a waiter's EE and hot record reused while a notify races; the
 //! keyed guess an EE keeps; the records of a thread that ends holding a
-//! monitor, or after nested enters, and its owner check of a donated one; a timed enter from a detached EE that
-//! gives up; an EE reused before a meta-lock successor's unpark reaches it;
-//! and one reused while an interrupt meant for its last thread is sent.
+//! monitor, or after nested enters, and its owner check of a donated one; a
+//! timed enter from a detached EE that gives up; an EE reused before a
+//! meta-lock successor's unpark reaches it; and one reused while an
+//! interrupt meant for its last thread is sent.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
