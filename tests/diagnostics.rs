@@ -19,6 +19,7 @@
 #![cfg(not(any(loom, feature = "shuttle")))]
 
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -383,6 +384,116 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
         4,
         "the three cycles and Y behind X, never Z"
     );
+    late_destructors(started);
+    assert_eq!(
+        diagnostics::deadlocks().len(),
+        5,
+        "and the cycle through a late destructor"
+    );
+}
+
+/// Thread-local destructors that run after the crate's exit cleanup (their
+/// thread-locals were made before the thread's first lock): one that holds
+/// a monitor a while is not a leak, so W, entering it meanwhile, is not
+/// reported; one that blocks entering a monitor V holds, while V enters the
+/// one the thread leaked, closes a cycle, reported once (not also as V
+/// behind an exited thread).
+fn late_destructors(started: Instant) {
+    static HELD_LATE: MultiUseWord = MultiUseWord::new();
+    static LEAKED_2: MultiUseWord = MultiUseWord::new();
+    static HOLDING: AtomicBool = AtomicBool::new(false);
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    struct HoldsLate;
+    impl Drop for HoldsLate {
+        fn drop(&mut self) {
+            let _held = HELD_LATE.lock();
+            HOLDING.store(true, SeqCst);
+            while !RELEASE.load(SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    thread_local! { static HOLDS_LATE: HoldsLate = const { HoldsLate }; }
+    thread::Builder::new()
+        .name("late-holder".into())
+        .spawn(|| {
+            HOLDS_LATE.with(|_| ());
+            std::mem::forget(LEAKED_2.lock());
+        })
+        .unwrap();
+    while !HOLDING.load(SeqCst) {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the late destructor never held"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    let w = thread::Builder::new()
+        .name("behind-late-w".into())
+        .spawn(|| drop(HELD_LATE.lock()))
+        .unwrap();
+    let w_id = w.thread().id();
+    let w_entering = || {
+        diagnostics::snapshot().threads().iter().any(|t| {
+            t.id() == w_id
+                && t.blocked_on()
+                    .is_some_and(|b| b.monitor == address(&HELD_LATE) && b.owner.is_some())
+        })
+    };
+    while !w_entering() {
+        assert!(started.elapsed() < PATIENCE, "W never blocked");
+        thread::sleep(Duration::from_millis(1));
+    }
+    let with_w = |d: &diagnostics::Deadlock| d.threads().iter().any(|t| t.id() == w_id);
+    assert!(
+        !diagnostics::deadlocks().iter().any(with_w),
+        "a late hold reported"
+    );
+    RELEASE.store(true, SeqCst);
+    w.join().unwrap();
+
+    static LEAKED_3: MultiUseWord = MultiUseWord::new();
+    static HELD_BY_V: MultiUseWord = MultiUseWord::new();
+    static BOTH_HOLD: Barrier = Barrier::new(2);
+    struct BlocksLate;
+    impl Drop for BlocksLate {
+        fn drop(&mut self) {
+            drop(HELD_BY_V.lock());
+        }
+    }
+    thread_local! { static BLOCKS_LATE: BlocksLate = const { BlocksLate }; }
+    thread::Builder::new()
+        .name("late-blocker".into())
+        .spawn(|| {
+            BLOCKS_LATE.with(|_| ());
+            std::mem::forget(LEAKED_3.lock());
+            BOTH_HOLD.wait();
+        })
+        .unwrap();
+    thread::Builder::new()
+        .name("holder-v".into())
+        .spawn(|| {
+            let _held = HELD_BY_V.lock();
+            BOTH_HOLD.wait();
+            drop(LEAKED_3.lock());
+        })
+        .unwrap();
+    let with_v =
+        |d: &diagnostics::Deadlock| d.threads().iter().any(|t| t.name() == Some("holder-v"));
+    let found = loop {
+        let found: Vec<_> = diagnostics::deadlocks()
+            .into_iter()
+            .filter(with_v)
+            .collect();
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(started.elapsed() < PATIENCE, "the late cycle never found");
+        thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(found.len(), 1, "reported once: {found:?}");
+    assert!(!found[0].held_by_exited_thread(), "a cycle: {}", found[0]);
+    assert_eq!(found[0].threads().len(), 2);
 }
 
 #[test]

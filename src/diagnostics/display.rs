@@ -68,17 +68,24 @@ impl fmt::Display for Snapshot {
 
 impl fmt::Display for Deadlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "Found one metalock deadlock ({} threads):",
-            self.threads.len()
-        )?;
+        if self.held_by_exited {
+            writeln!(
+                f,
+                "Found one metalock deadlock (a monitor an exited thread holds):"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "Found one metalock deadlock ({} threads):",
+                self.threads.len()
+            )?;
+        }
         for (i, thread) in self.threads.iter().enumerate() {
             let next = &self.threads[(i + 1) % self.threads.len()];
             let Some(blocked) = &thread.blocked else {
                 continue;
             };
-            let exited = if next.exited {
+            let exited = if self.held_by_exited {
                 ", which has exited: guards it leaked hold the monitor for good"
             } else {
                 ""

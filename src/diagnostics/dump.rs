@@ -3,6 +3,7 @@
 //! threads; `display` prints them.
 
 use std::string::String;
+use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Duration;
 use std::vec::Vec;
@@ -136,6 +137,8 @@ pub struct ThreadDump {
     pub(super) id: ThreadId,
     pub(super) name: Option<String>,
     pub(super) exited: bool,
+    /// The words it held as it exited (`None` while it runs).
+    pub(super) held_at_exit: Option<Arc<[usize]>>,
     pub(super) holds: Vec<HeldMonitor>,
     pub(super) blocked: Option<BlockedOn>,
     pub(super) ee: usize,
@@ -296,36 +299,6 @@ impl Snapshot {
         &self.threads
     }
 
-    /// Whether this is a thread blocked entering a monitor that a thread
-    /// which has exited holds through guards it leaked (`mem::forget`):
-    /// [`threads`](Self::threads) are then the blocked thread and the one
-    /// that exited, which blocks on nothing. (A guard kept in one of that
-    /// thread's thread-locals still unlocks as the thread-local is
-    /// destroyed, after the thread's exit was noted: a monitor released
-    /// so, late, may be reported while it is.)
-    ///
-    /// ```
-    /// use metalock::{MultiUseWord, diagnostics};
-    ///
-    /// static WORD: MultiUseWord = MultiUseWord::new();
-    ///
-    /// std::thread::spawn(|| std::mem::forget(WORD.lock())).join().unwrap();
-    /// // This thread would block for good: nothing will release WORD.
-    /// std::thread::spawn(|| drop(WORD.lock()));
-    /// let deadlock = loop {
-    ///     match diagnostics::deadlocks().pop() {
-    ///         Some(deadlock) => break deadlock,
-    ///         None => std::thread::yield_now(),
-    ///     }
-    /// };
-    /// assert!(deadlock.held_by_exited_thread());
-    /// assert!(deadlock.threads()[1].has_exited());
-    /// println!("{deadlock}");
-    /// ```
-    pub fn held_by_exited_thread(&self) -> bool {
-        self.threads.last().is_some_and(|thread| thread.exited)
-    }
-
     /// The calling thread's entry, if it uses monitors.
     ///
     /// ```
@@ -351,7 +324,7 @@ impl Snapshot {
 /// A cycle of threads each blocked entering a monitor the next one owns:
 /// none of them can go on; or a thread blocked entering a monitor that a
 /// thread which has exited still holds, and that thread
-/// ([`held_by_exited_thread`](Self::held_by_exited_thread)). Its `Display`
+/// ([`held_by_exited_thread`](Deadlock::held_by_exited_thread)). Its `Display`
 /// names the threads and monitors.
 ///
 /// ```
@@ -381,11 +354,15 @@ impl Snapshot {
 #[derive(Clone, Debug)]
 pub struct Deadlock {
     pub(super) threads: Vec<ThreadDump>,
+    /// A thread behind a monitor an exited thread left held, not a cycle.
+    pub(super) held_by_exited: bool,
 }
 
 impl Deadlock {
-    /// The threads of the cycle, each waiting for a monitor that the next
-    /// one (the first, after the last) holds.
+    /// The threads of a cycle, each waiting for a monitor that the next
+    /// one (the first, after the last) holds; or, when
+    /// [`held_by_exited_thread`](Self::held_by_exited_thread), the thread
+    /// blocked entering and the exited thread that holds its monitor.
     ///
     /// ```
     /// # use metalock::{MultiUseWord, diagnostics};
@@ -419,12 +396,14 @@ impl Deadlock {
     }
 
     /// Whether this is a thread blocked entering a monitor that a thread
-    /// which has exited holds through guards it leaked (`mem::forget`):
-    /// [`threads`](Self::threads) are then the blocked thread and the one
-    /// that exited, which blocks on nothing. (A guard kept in one of that
-    /// thread's thread-locals still unlocks as the thread-local is
-    /// destroyed, after the thread's exit was noted: a monitor released
-    /// so, late, may be reported while it is.)
+    /// which has exited held as it exited, through guards it leaked
+    /// (`mem::forget`): [`threads`](Self::threads) are then the blocked
+    /// thread and the exited one, which blocks on nothing. A monitor that
+    /// a thread-local destructor of that thread locks after its exit
+    /// cleanup is not reported (the destructor may still release it), nor
+    /// one that such a destructor leaks; a guard kept in a thread-local
+    /// still unlocks as the thread-local is destroyed, after the exit
+    /// cleanup, so its monitor may be reported until then.
     ///
     /// ```
     /// use metalock::{MultiUseWord, diagnostics};
@@ -445,6 +424,6 @@ impl Deadlock {
     /// println!("{deadlock}");
     /// ```
     pub fn held_by_exited_thread(&self) -> bool {
-        self.threads.last().is_some_and(|thread| thread.exited)
+        self.held_by_exited
     }
 }

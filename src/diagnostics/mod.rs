@@ -134,6 +134,7 @@ pub fn snapshot() -> Snapshot {
             id: observed.thread.id,
             name: observed.thread.name.as_deref().map(String::from),
             exited: observed.thread.exited,
+            held_at_exit: observed.thread.held_at_exit.clone(),
             holds,
             blocked: observed.blocked.map(|blocked| BlockedOn {
                 monitor: blocked.word,
@@ -174,7 +175,7 @@ pub fn snapshot() -> Snapshot {
 
 /// The cycles of threads blocked entering monitors held by each other, each
 /// once; and each thread blocked entering a monitor that a thread which has
-/// exited still holds (it leaked the guards: nothing will release the
+/// exited held as it exited (it leaked the guards: nothing will release the
 /// monitor), paired with that thread ([`Deadlock::held_by_exited_thread`]).
 /// Either is reported only if two snapshots in a row see every
 /// thread of it in the same blocking episode (so it was blocked all the
@@ -206,15 +207,19 @@ pub fn snapshot() -> Snapshot {
 /// ```
 pub fn deadlocks() -> Vec<Deadlock> {
     let first = snapshot();
-    let mut found = first.cycles();
-    found.extend(first.behind_exited_owners());
+    let cycles = first.cycles().into_iter().map(|cycle| (cycle, false));
+    let behind = first
+        .behind_exited_owners()
+        .into_iter()
+        .map(|pair| (pair, true));
+    let found: Vec<_> = cycles.chain(behind).collect();
     if found.is_empty() {
         return Vec::new();
     }
     let second = snapshot();
     found
         .into_iter()
-        .filter(|cycle| {
+        .filter(|(cycle, _)| {
             cycle.iter().all(|&i| {
                 let before = &first.threads[i];
                 second.threads.iter().any(|after| {
@@ -230,8 +235,9 @@ pub fn deadlocks() -> Vec<Deadlock> {
                 })
             })
         })
-        .map(|cycle| Deadlock {
+        .map(|(cycle, held_by_exited)| Deadlock {
             threads: cycle.iter().map(|&i| first.threads[i].clone()).collect(),
+            held_by_exited,
         })
         .collect()
 }

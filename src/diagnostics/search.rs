@@ -45,17 +45,21 @@ impl Snapshot {
     }
 
     /// Each thread blocked entering, with no deadline, a monitor that a
-    /// thread which has exited still owns, paired with that thread
-    /// (`[blocked, exited]`), in the order of the blocked threads. The
-    /// exited thread leaked the guards that hold it: nothing will release
-    /// it.
+    /// thread which has exited owns and held as it exited, paired with that
+    /// thread (`[blocked, exited]`), in the order of the blocked threads.
+    /// The exited thread leaked the guards that hold it: nothing will
+    /// release it. An exited thread that blocks entering (in a late
+    /// thread-local destructor) is in a cycle, or waits for a thread that
+    /// runs: not paired.
     pub(super) fn behind_exited_owners(&self) -> Vec<Vec<usize>> {
-        self.owners_entered()
-            .into_iter()
+        let next = self.owners_entered();
+        next.iter()
             .enumerate()
-            .filter_map(|(i, owner)| {
+            .filter_map(|(i, &owner)| {
                 let owner = owner?;
-                self.threads[owner].exited.then(|| vec![i, owner])
+                let monitor = self.threads[i].blocked.as_ref()?.monitor;
+                let held = self.threads[owner].held_at_exit.as_deref()?;
+                (next[owner].is_none() && held.contains(&monitor)).then(|| vec![i, owner])
             })
             .collect()
     }

@@ -27,6 +27,7 @@ fn snapshot(owners: &[Option<usize>]) -> Snapshot {
             id: ids[i],
             name: None,
             exited: false,
+            held_at_exit: None,
             holds: Vec::new(),
             blocked: owner.map(|owner| BlockedOn {
                 monitor: 0x1000 + owner,
@@ -74,14 +75,39 @@ fn a_long_chain_is_walked_once() {
     assert_eq!(cycles[0], (0..n).collect::<Vec<_>>());
 }
 
+/// Thread `i` of `dump` has exited holding the monitors `held` (as `snapshot`
+/// numbers them: `0x1000 + owner`).
+fn exit(dump: &mut Snapshot, i: usize, held: &[usize]) {
+    dump.threads[i].exited = true;
+    dump.threads[i].held_at_exit = Some(held.iter().map(|&owner| 0x1000 + owner).collect());
+}
+
 #[test]
 fn threads_behind_an_exited_owner_are_paired_with_it() {
-    // 0 and 2 enter monitors of 1, which has exited; 3 enters one of 4,
-    // which runs; 5 enters one of 1 with a deadline; 6 waits on 1's.
-    let mut dump = snapshot(&[Some(1), None, Some(1), Some(4), None, Some(1), Some(1)]);
-    dump.threads[1].exited = true;
+    // 0 and 2 enter monitors of 1, which has exited holding them; 3 enters
+    // one of 4, which runs; 5 enters one of 1 with a deadline; 6 waits on
+    // 1's; 7 enters one of 8, which has exited but locked it after (in a
+    // late thread-local destructor); 9, exited, blocks entering one of 10
+    // (in such a destructor), which enters one 9 held as it exited: a
+    // cycle, not a pair.
+    let mut dump = snapshot(&[
+        Some(1),
+        None,
+        Some(1),
+        Some(4),
+        None,
+        Some(1),
+        Some(1),
+        Some(8),
+        None,
+        Some(10),
+        Some(9),
+    ]);
+    exit(&mut dump, 1, &[1]);
+    exit(&mut dump, 8, &[]);
+    exit(&mut dump, 9, &[9]);
     dump.threads[5].blocked.as_mut().unwrap().timed = true;
     dump.threads[6].blocked.as_mut().unwrap().kind = BlockKind::Waiting;
     assert_eq!(dump.behind_exited_owners(), vec![vec![0, 1], vec![2, 1]]);
-    assert!(dump.cycles().is_empty());
+    assert_eq!(dump.cycles(), vec![vec![9, 10]]);
 }

@@ -80,8 +80,13 @@ mod thread_locals {
             let Some(ee) = current_if_bound() else {
                 return;
             };
+            // Which monitors stay held, for `diagnostics::deadlocks`; a
+            // thread that holds none leaves nothing to report.
+            // SAFETY: `ee` is this thread's EE.
             #[cfg(feature = "diagnostics")]
-            ee.diag.exited();
+            if unsafe { ee.has_records_out() } {
+                ee.diag.exited(crate::exec_env::diag::Diag::words_held(ee));
+            }
             // SAFETY: `ee` is this thread's EE, not detached: the guard's
             // destructor runs once, and only an exit cleanup, or a bind after
             // it, detaches an EE.

@@ -13,10 +13,14 @@
 
 use core::cell::Cell;
 use core::marker::PhantomData;
+use core::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Instant;
+use std::vec::Vec;
 
+use super::ExecEnv;
+use crate::lock_record::LockRecord;
 use crate::primitive::SysMutex;
 
 crate::primitive::thread_local! {
@@ -36,6 +40,11 @@ pub(crate) struct ThreadInfo {
     /// The thread ran its exit cleanup while its guards still held
     /// monitors (leaked guards): it is gone, its monitors stay held.
     pub(crate) exited: bool,
+    /// The words its guards held when it ran its exit cleanup: those
+    /// monitors stay held for good (but for a guard kept in a thread-local
+    /// destroyed after that cleanup), unlike one that a later thread-local
+    /// destructor of the thread locks. `None` until `exited`.
+    pub(crate) held_at_exit: Option<Arc<[usize]>>,
 }
 
 /// The monitor a thread blocks on.
@@ -116,6 +125,7 @@ impl Diag {
                 id,
                 name: None,
                 exited: false,
+                held_at_exit: None,
             })
         } else {
             let current = std::thread::current();
@@ -124,6 +134,7 @@ impl Diag {
                 id: current.id(),
                 name: current.name().map(Arc::from),
                 exited: false,
+                held_at_exit: None,
             })
         };
         // Whatever is replaced is dropped, and may be freed, after the lock.
@@ -140,13 +151,38 @@ impl Diag {
         self.state.with(|state| state.binds)
     }
 
-    /// The EE's thread ran its exit cleanup.
-    pub(crate) fn exited(&self) {
+    /// The EE's thread ran its exit cleanup, its guards holding the words
+    /// `held` (see `words_held`).
+    pub(crate) fn exited(&self, held: Arc<[usize]>) {
+        // A list left unstored is dropped, and may be freed, after the lock,
+        // as in `bind`.
+        let mut held = Some(held);
         self.state.with(|state| {
             if let Some(thread) = &mut state.thread {
                 thread.exited = true;
+                thread.held_at_exit = held.take();
             }
         });
+        drop(held);
+    }
+
+    /// The words that `ee`'s records hold now (each note of a guard, see
+    /// `guard::note_held`): read by its own thread as it runs its exit
+    /// cleanup, so every note is its own and current. Walks every record
+    /// batch, only at the exit of a thread that holds a monitor.
+    pub(crate) fn words_held(ee: &'static ExecEnv) -> Arc<[usize]> {
+        let mut words = Vec::new();
+        let mut note = |record: &LockRecord| {
+            // Relaxed: the thread's own notes, or a record another thread
+            // owns, whose note the owner check below discards.
+            let word = record.diag_word.load(Ordering::Relaxed);
+            if word != 0 && record.owner() == ee.as_owner() {
+                words.push(word);
+            }
+        };
+        note(ee.hot_record());
+        super::for_each_batched_record(&mut note);
+        words.into()
     }
 
     /// The EE belongs to no thread any more. The counts go on: an episode
