@@ -8,9 +8,11 @@
 //! dump binds nothing to the thread that takes it; and a panic hook sees a
 //! thread whose relock or wait is refused holding its monitors, not blocked;
 //! and a cycle through a `lock_interruptibly` is reported, then broken by
-//! an interrupt; a thread entering a monitor that an exited thread left
-//! held (a leaked guard) is reported with that thread, and one entering it
-//! with a deadline is not.
+//! an interrupt; a thread entering a monitor (a word's or a keyed one) that
+//! an exited thread left held (a leaked guard) is reported with that
+//! thread, and one entering it with a deadline is not; nor is one behind a
+//! late thread-local destructor's hold, and a cycle through such a
+//! destructor is reported once.
 //!
 //! The deadlocked threads never end (they are left blocked when the test
 //! binary exits), so every check on `deadlocks()` is in one test.
@@ -324,16 +326,25 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
         "still only the three cycles (F and G's broken)"
     );
 
-    // X exits holding `orphan` through a leaked guard: Y, entering it, is
-    // blocked for good, and reported with X; Z, entering it with a
-    // deadline, is not.
+    // X exits holding `orphan` and the keyed monitor of `keyed_orphan`
+    // through leaked guards: Y, entering the first, and K, the second, are
+    // blocked for good, and each reported with X; Z, entering `orphan` with
+    // a deadline, is not.
     let orphan = leak(MultiUseWord::new());
+    let keyed_orphan = leak(0_u64);
     let x = thread::Builder::new()
         .name("leaker-x".into())
-        .spawn(move || std::mem::forget(orphan.lock()))
+        .spawn(move || {
+            std::mem::forget(orphan.lock());
+            std::mem::forget(metalock::lock(keyed_orphan));
+        })
         .unwrap();
     let x_id = x.thread().id();
     x.join().unwrap();
+    thread::Builder::new()
+        .name("stuck-keyed-k".into())
+        .spawn(move || drop(metalock::lock(keyed_orphan)))
+        .unwrap();
     for (name, timed) in [("stuck-y", false), ("timed-z", true)] {
         thread::Builder::new()
             .name(name.into())
@@ -346,16 +357,23 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
             })
             .unwrap();
     }
-    let behind_x = loop {
+    let behind_x = |first: &str| loop {
         let found = diagnostics::deadlocks()
             .into_iter()
-            .find(diagnostics::Deadlock::held_by_exited_thread);
+            .find(|d| d.held_by_exited_thread() && d.threads()[0].name() == Some(first));
         if let Some(deadlock) = found {
             break deadlock;
         }
-        assert!(started.elapsed() < PATIENCE, "Y behind X never found");
+        assert!(started.elapsed() < PATIENCE, "{first} behind X never found");
         thread::sleep(Duration::from_millis(1));
     };
+    let keyed = behind_x("stuck-keyed-k");
+    let k_blocked = keyed.threads()[0].blocked_on().unwrap();
+    assert_eq!(
+        (k_blocked.key, k_blocked.owner),
+        (Some(keyed_orphan as *const u64 as usize), Some(x_id))
+    );
+    let behind_x = behind_x("stuck-y");
     let [y_dump, x_dump] = behind_x.threads() else {
         panic!("Y and X only: {behind_x}");
     };
@@ -381,13 +399,13 @@ fn cycles_are_found_once_and_waiters_and_timed_enters_never() {
     }
     assert_eq!(
         diagnostics::deadlocks().len(),
-        4,
-        "the three cycles and Y behind X, never Z"
+        5,
+        "the three cycles, Y and K behind X, never Z"
     );
     late_destructors(started);
     assert_eq!(
         diagnostics::deadlocks().len(),
-        5,
+        6,
         "and the cycle through a late destructor"
     );
 }
