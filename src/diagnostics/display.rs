@@ -23,7 +23,7 @@ fn owner_label(owner: Option<ThreadId>, threads: &[ThreadDump]) -> String {
 
 impl ThreadDump {
     fn write(&self, f: &mut fmt::Formatter<'_>, threads: &[ThreadDump]) -> fmt::Result {
-        let exited = if self.exited { " (exited)" } else { "" };
+        let exited = if self.has_exited() { " (exited)" } else { "" };
         writeln!(f, "{}{exited}", self.label())?;
         if let Some(blocked) = &self.blocked {
             let what = match blocked.kind {

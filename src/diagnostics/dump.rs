@@ -136,8 +136,7 @@ pub struct BlockedOn {
 pub struct ThreadDump {
     pub(super) id: ThreadId,
     pub(super) name: Option<String>,
-    pub(super) exited: bool,
-    /// The words it held as it exited (`None` while it runs).
+    /// The words it held as it exited, once it has (`None` while it runs).
     pub(super) held_at_exit: Option<Arc<[usize]>>,
     pub(super) holds: Vec<HeldMonitor>,
     pub(super) blocked: Option<BlockedOn>,
@@ -201,7 +200,7 @@ impl ThreadDump {
     /// assert!(WORD.is_locked()); // for good: its guard was leaked
     /// ```
     pub fn has_exited(&self) -> bool {
-        self.exited
+        self.held_at_exit.is_some()
     }
 
     /// The monitors the thread holds, by address (not the one it waits on,

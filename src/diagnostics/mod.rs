@@ -133,7 +133,6 @@ pub fn snapshot() -> Snapshot {
         threads.push(ThreadDump {
             id: observed.thread.id,
             name: observed.thread.name.as_deref().map(String::from),
-            exited: observed.thread.exited,
             held_at_exit: observed.thread.held_at_exit.clone(),
             holds,
             blocked: observed.blocked.map(|blocked| BlockedOn {

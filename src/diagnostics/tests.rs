@@ -26,7 +26,6 @@ fn snapshot(owners: &[Option<usize>]) -> Snapshot {
         .map(|(i, owner)| ThreadDump {
             id: ids[i],
             name: None,
-            exited: false,
             held_at_exit: None,
             holds: Vec::new(),
             blocked: owner.map(|owner| BlockedOn {
@@ -78,7 +77,6 @@ fn a_long_chain_is_walked_once() {
 /// Thread `i` of `dump` has exited holding the monitors `held` (as `snapshot`
 /// numbers them: `0x1000 + owner`).
 fn exit(dump: &mut Snapshot, i: usize, held: &[usize]) {
-    dump.threads[i].exited = true;
     dump.threads[i].held_at_exit = Some(held.iter().map(|&owner| 0x1000 + owner).collect());
 }
 

@@ -37,13 +37,11 @@ pub(crate) struct ThreadInfo {
     /// Shared, so that copying it under the state's lock allocates nothing
     /// (a global allocator may lock monitors, and block on this lock).
     pub(crate) name: Option<Arc<str>>,
-    /// The thread ran its exit cleanup while its guards still held
-    /// monitors (leaked guards): it is gone, its monitors stay held.
-    pub(crate) exited: bool,
-    /// The words its guards held when it ran its exit cleanup: those
-    /// monitors stay held for good (but for a guard kept in a thread-local
-    /// destroyed after that cleanup), unlike one that a later thread-local
-    /// destructor of the thread locks. `None` until `exited`.
+    /// Once the thread ran its exit cleanup while its guards still held
+    /// monitors (leaked guards): the words they held then. Those monitors
+    /// stay held for good (but for a guard kept in a thread-local destroyed
+    /// after that cleanup), unlike one that a later thread-local destructor
+    /// of the thread locks. `None` while the thread runs.
     pub(crate) held_at_exit: Option<Arc<[usize]>>,
 }
 
@@ -124,7 +122,6 @@ impl Diag {
             THREAD_ID.with(Cell::get).map(|id| ThreadInfo {
                 id,
                 name: None,
-                exited: false,
                 held_at_exit: None,
             })
         } else {
@@ -133,7 +130,6 @@ impl Diag {
             Some(ThreadInfo {
                 id: current.id(),
                 name: current.name().map(Arc::from),
-                exited: false,
                 held_at_exit: None,
             })
         };
@@ -159,7 +155,6 @@ impl Diag {
         let mut held = Some(held);
         self.state.with(|state| {
             if let Some(thread) = &mut state.thread {
-                thread.exited = true;
                 thread.held_at_exit = held.take();
             }
         });
