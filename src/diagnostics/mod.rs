@@ -57,8 +57,8 @@ use std::vec::Vec;
 
 use std::collections::HashMap;
 
-use crate::exec_env::{all_envs, for_each_batched_record};
-use crate::lock_record::LockRecord;
+use crate::exec_env::all_envs;
+use crate::exec_env::diag::for_each_note;
 use crate::lock_record::record_of;
 use crate::word::{LOCKED, MultiUseWord, state};
 use core::sync::atomic::Ordering;
@@ -242,31 +242,16 @@ pub fn deadlocks() -> Vec<Deadlock> {
 }
 
 /// What every thread's guards hold, by EE address (lock records' owner):
-/// (word address, depth) of every record that notes a word, the EEs' hot
-/// records and every allocated batch. Read while the threads run: a
-/// snapshot, each pair as its owner last wrote it.
+/// (word address, depth) of every note (`exec_env::diag::for_each_note`).
 fn held_by_thread() -> HashMap<usize, Vec<(usize, usize)>> {
     let mut held: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
-    let mut note = |record: &LockRecord| {
-        // The owner before and after the note: a record that changed hands
-        // in between (donated by an exited thread) may pair its old owner's
-        // note with its new owner, and is left out.
-        let owner = record.owner_for_dump();
-        // Acquire: see `guard::note_held`; it also keeps the second read of
-        // the owner after this one.
-        let word = record.diag_word.load(Ordering::Acquire);
-        if word != 0 && record.owner() == owner {
-            // Relaxed: a note leaves the depth at 1 before it clears the
-            // word, and a reused record's first note is the Release store
-            // read above, so this reads 1 or a newer depth of that note.
-            let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
-            held.entry(owner).or_default().push((word, depth));
-        }
-    };
-    for ee in all_envs() {
-        note(ee.hot_record());
-    }
-    for_each_batched_record(note);
+    for_each_note(all_envs(), |owner, word, record| {
+        // Relaxed: a note leaves the depth at 1 before it clears the word,
+        // and a reused record's first note is the Release store that
+        // `for_each_note` read, so this reads 1 or a newer depth of that note.
+        let depth = record.diag_depth.load(Ordering::Relaxed).max(1);
+        held.entry(owner).or_default().push((word, depth));
+    });
     held
 }
 

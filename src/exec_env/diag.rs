@@ -103,6 +103,31 @@ pub(crate) struct Observed {
     pub(crate) blocked_owner: Option<usize>,
 }
 
+/// Every guard's note of the word it holds (see `guard::note_held`), as
+/// `f(owner, word, record)`, from the hot records of `ees` and every record
+/// batch. Read while the threads run: each note as its owner last wrote it.
+pub(crate) fn for_each_note(
+    ees: impl IntoIterator<Item = &'static ExecEnv>,
+    mut f: impl FnMut(usize, usize, &'static LockRecord),
+) {
+    let mut note = |record: &'static LockRecord| {
+        // The owner before and after the note: a record that changed hands
+        // in between (donated by an exited thread) may pair its old owner's
+        // note with its new owner, and is left out.
+        let owner = record.owner_for_dump();
+        // Acquire: see `guard::note_held`; it also keeps the second read of
+        // the owner after this one.
+        let word = record.diag_word.load(Ordering::Acquire);
+        if word != 0 && record.owner() == owner {
+            f(owner, word, record);
+        }
+    };
+    for ee in ees {
+        note(ee.hot_record());
+    }
+    super::for_each_batched_record(note);
+}
+
 impl Diag {
     pub(crate) fn new() -> Self {
         Self {
@@ -161,22 +186,16 @@ impl Diag {
         drop(held);
     }
 
-    /// The words that `ee`'s records hold now (each note of a guard, see
-    /// `guard::note_held`): read by its own thread as it runs its exit
-    /// cleanup, so every note is its own and current. Walks every record
-    /// batch, only at the exit of a thread that holds a monitor.
+    /// The words that `ee`'s records hold now: read by its own thread as it
+    /// runs its exit cleanup, so every note is its own and current. Walks
+    /// every record batch, only at the exit of a thread that holds a monitor.
     pub(crate) fn words_held(ee: &'static ExecEnv) -> Arc<[usize]> {
         let mut words = Vec::new();
-        let mut note = |record: &LockRecord| {
-            // Relaxed: the thread's own notes, or a record another thread
-            // owns, whose note the owner check below discards.
-            let word = record.diag_word.load(Ordering::Relaxed);
-            if word != 0 && record.owner() == ee.as_owner() {
+        for_each_note([ee], |owner, word, _| {
+            if owner == ee.as_owner() {
                 words.push(word);
             }
-        };
-        note(ee.hot_record());
-        super::for_each_batched_record(&mut note);
+        });
         words.into()
     }
 
