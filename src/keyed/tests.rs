@@ -72,3 +72,60 @@ fn check<T>(value: &Arc<T>, far: Instant, overflow: bool) {
         assert_eq!((file.as_str(), at), (file!(), line));
     }
 }
+
+/// A keyed relock refused at `usize::MAX` levels on the home's slow path
+/// (the home in another thread's meta-lock as it looks) shows the panic
+/// hook, where dumps are taken on failure, a thread that holds its monitor
+/// and blocks on nothing, as the fast path and the word's slow path do.
+#[cfg(feature = "diagnostics")]
+#[test]
+fn a_relock_refused_on_the_slow_path_is_not_blocked_in_the_panic_hook() {
+    use crate::diagnostics::{BlockKind, snapshot};
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::Mutex;
+
+    let value = 0_u64;
+    let guard = super::lock(&value);
+    let home = crate::monitor::home::locate(super::key_of(&value).get()).0;
+    // SAFETY: the guard's record is this thread's, and the count is the
+    // owner's field.
+    unsafe { guard.monitor.record().set_count(usize::MAX) };
+    let me = std::thread::current().id();
+    let seen = Arc::new(Mutex::new(None));
+    let hook_seen = Arc::clone(&seen);
+    std::thread::scope(|s| {
+        let (inside, told) = std::sync::mpsc::channel();
+        s.spawn(move || {
+            home.word().__with_meta_lock(|| {
+                inside.send(()).unwrap();
+                // Held until the relock, sent to the slow path, blocks on it.
+                while !snapshot().threads().iter().any(|thread| {
+                    thread.id() == me
+                        && thread.blocked_on().map(|b| b.kind) == Some(BlockKind::Entering)
+                }) {
+                    std::thread::yield_now();
+                }
+            });
+        });
+        told.recv().unwrap();
+        let relock = crate::sys::panic_hook::with_panic_hook(
+            move |_| {
+                let dump = snapshot();
+                let thread = dump.current_thread().expect("this thread is in the dump");
+                let state = (thread.holds().len(), thread.blocked_on().map(|b| b.kind));
+                *hook_seen.lock().unwrap() = Some(state);
+            },
+            || panic::catch_unwind(AssertUnwindSafe(|| drop(super::lock(&value)))),
+        );
+        assert!(relock.is_err(), "a relock past usize::MAX levels panics");
+    });
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some((1, None)),
+        "(held, block) in the hook"
+    );
+    // SAFETY: as above.
+    unsafe { guard.monitor.record().set_count(1) };
+    drop(guard);
+    assert!(!super::is_locked(&value));
+}

@@ -254,6 +254,10 @@ impl Home {
         } else if owner_is(held.bits, ee) {
             let bits = held.bits;
             held.release(bits);
+            // The relock may panic (a count at its limit), and the panic
+            // hook must not see this thread blocked on a monitor it owns.
+            #[cfg(all(feature = "diagnostics", not(metalock_model)))]
+            drop(_blocked);
             // SAFETY: a LOCKED word points at the owner's live record, ours;
             // the meta-lock is released.
             unsafe {
