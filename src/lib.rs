@@ -36,7 +36,9 @@
 //! spin of a few microseconds before a waiting thread blocks. An
 //! uncontended lock and unlock each take a single compare-and-swap (with
 //! the `swap-only` backend, or `meta-lock-only`, every operation goes
-//! through the meta-lock instead).
+//! through the meta-lock instead; on `swap-only` the meta-lock is a
+//! test-and-set whose waiters yield and sleep with back-off, not a FIFO
+//! hand-off).
 //!
 //! | module | paper 000 |
 //! |---|---|
@@ -60,8 +62,8 @@
 //! - `lock_api`: `RawMonitor`, a raw mutex for `lock_api::Mutex`
 //!   (`RawMutex`, `RawMutexFair`, `RawMutexTimed`); not reentrant, as that
 //!   contract requires.
-//! - `serde`: `Serialize` for `Synchronized` (under the monitor) and
-//!   `Deserialize` (into an unlocked one).
+//! - `serde`: `Serialize` (under the monitor) and `Deserialize` (into an
+//!   unlocked one) for `Synchronized` and `ReentrantSynchronized`.
 //! - `meta-lock-only`: every operation goes through the meta-lock (the
 //!   paper's "without extra fast" configuration), to reproduce its
 //!   comparisons.
