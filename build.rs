@@ -57,9 +57,10 @@ fn main() {
     // the target covers (x86 always). Any other target with a
     // compare-and-swap that the feature sends to the swap-only backend
     // takes `core`'s swap instead, which the compiler lowers with the
-    // barriers the target needs. (The ARM target
-    // features `v6` and `thumb-mode` are unstable, so a stable compiler
-    // leaves them out of `CARGO_CFG_TARGET_FEATURE`: they cannot decide.)
+    // barriers the target needs. (The ARM target features `v6`, `v7` and
+    // `thumb-mode` are unstable: a stable compiler leaves them out of
+    // `CARGO_CFG_TARGET_FEATURE`, but the targets in question are tier 3
+    // or custom specs, built with a nightly compiler, which lists them.)
     let arch = list("CARGO_CFG_TARGET_ARCH");
     let target = list("TARGET");
     let asm_swap = match arch.as_str() {
@@ -74,7 +75,13 @@ fn main() {
         "sparc" => !has_ptr_cas,
         // ARMv5 and earlier, in ARM state: `swp` exists, `ldrex`/`strex` do
         // not (ARMv6 deprecates `swp`, ARMv7 kernels trap it, Thumb has none).
-        "arm" => !has_ptr_cas && !target.starts_with("thumb"),
+        "arm" => {
+            let features = list("CARGO_CFG_TARGET_FEATURE");
+            let later = features
+                .split(',')
+                .any(|f| matches!(f, "thumb-mode" | "v6" | "v6k" | "v7" | "v8"));
+            !has_ptr_cas && !target.starts_with("thumb") && !later
+        }
         _ => false,
     };
     if swap_only && asm_swap {

@@ -187,7 +187,9 @@ impl MultiUseWord {
         /// does, so ownership follows the queue's order. A plain monitor lets
         /// running threads barge in ahead of a queued thread that is still
         /// waking up, which is several times faster under contention; choose
-        /// a fair one when no thread may be overtaken for long.
+        /// a fair one when no thread may be overtaken for long. (On the
+        /// swap-only backend a thread may still be overtaken on its way into
+        /// the queue: its meta-lock is a test-and-set, not a FIFO hand-off.)
         ///
         /// ```
         /// use metalock::MultiUseWord;

@@ -233,6 +233,7 @@ mod thread_locals {
 #[cfg(all(not(feature = "std"), not(metalock_model)))]
 mod platform_threads {
     use super::super::{ExecEnv, global};
+    use crate::sys::IN_CALLBACK;
     use core::sync::atomic::{AtomicUsize, Ordering};
 
     /// The slot's value once `release_current_thread` has run: like an
@@ -241,8 +242,12 @@ mod platform_threads {
     /// Added to an empty or `RELEASED` slot for each bind the thread is
     /// inside (`NESTED_ALLOCATIONS`).
     const BINDING: usize = 2;
-    /// Slot values below this are marks, not EEs.
-    const MARKS: usize = RELEASED + BINDING * (super::super::NESTED_ALLOCATIONS as usize + 1);
+    /// Slot values below this are marks, not EEs: the binding's below
+    /// `IN_CALLBACK`, which the platform layer writes while a callback runs.
+    const MARKS: usize = crate::sys::SLOT_MARKS;
+    const _: () = assert!(
+        RELEASED + BINDING * (super::super::NESTED_ALLOCATIONS as usize + 1) <= IN_CALLBACK
+    );
     const _: () = assert!(MARKS <= core::mem::align_of::<ExecEnv>());
 
     fn slot() -> &'static AtomicUsize {
@@ -275,6 +280,9 @@ mod platform_threads {
         let slot = slot();
         // Relaxed (here and below): the slot belongs to this thread alone.
         let marks = slot.load(Ordering::Relaxed);
+        if marks == IN_CALLBACK {
+            crate::sys::abort_with(crate::sys::CALLBACK_USED_CRATE);
+        }
         if marks / BINDING >= usize::from(super::super::NESTED_ALLOCATIONS) {
             crate::sys::abort_with(super::super::RECURSIVE_ALLOCATOR_ENV);
         }

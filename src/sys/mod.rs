@@ -110,11 +110,17 @@ pub(crate) fn micros(at: Instant) -> u32 {
 ///   valid for as long as that thread runs; the thread's exit path calls
 ///   `release_current_thread` once it no longer synchronizes.
 ///
-/// Beyond safety, a rule: no callback calls a metalock function (locks,
-/// notifies, reads a payload), directly or through code it calls, such as a
-/// global allocator. The crate calls them while it holds or waits for a
-/// meta-lock or a stripe of its wait table: a callback that needs another
-/// stops the process with a message saying so.
+/// Beyond safety, two rules. No callback calls a metalock function (locks,
+/// waits, notifies, reads a payload or `metalock::Instant::now`), directly
+/// or through code it calls, such as a global allocator: the crate calls
+/// them in the middle of its protocol, while it holds or waits for a
+/// meta-lock or a stripe of its wait table, or while its thread is parked
+/// or spinning in an enter or a wait with its lock record queued. Without
+/// `std`, a callback that uses the crate stops the process with a message
+/// saying so (the crate marks the thread's slot while a callback runs).
+/// And the crate is called from thread context only, not from an interrupt
+/// or signal handler: a handler would get the interrupted thread's slot,
+/// and enter that thread's monitors as if it were that thread.
 ///
 /// The simplest sound platform never blocks: a `wait` that returns at once
 /// is a spurious wake-up, which the contract allows, and since the crate
@@ -284,7 +290,8 @@ pub unsafe trait Platform: Sync {
     /// (a field of the RTOS's thread control block, a thread-local).
     ///
     /// Only called when the crate is built without `std`, where there are no
-    /// thread-locals of the crate's own. The default panics.
+    /// thread-locals of the crate's own, and around every other callback
+    /// there (the crate marks the slot while one runs). The default panics.
     ///
     /// A platform with thread-locals of its own can keep the slot in one
     /// without a destructor, which stays valid as long as the thread runs:
@@ -319,6 +326,26 @@ const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking pr
     a platform callback, or while this thread held a meta-lock or was waking a thread it \
     handed a monitor to); an object's word would stay BUSY or a thread would sleep forever, so \
     the process aborts";
+
+/// What the process stops with when a platform callback uses the crate.
+#[cfg(not(feature = "std"))]
+pub(crate) const CALLBACK_USED_CRATE: &str = "metalock: a platform callback called a metalock \
+    function (locked, waited on or notified a monitor, or read metalock::Instant::now), directly \
+    or through code it calls; the crate calls its platform in the middle of its own protocol, \
+    where such a call would reuse the thread's queued lock record or its armed wake-up, so no \
+    callback may use the crate (see Platform)";
+
+/// Values of a thread's slot (`Platform::current_thread_slot`) below this
+/// are marks, not the address of the thread's execution environment: the
+/// binding's (`exec_env`) and [`IN_CALLBACK`].
+#[cfg(not(feature = "std"))]
+pub(crate) const SLOT_MARKS: usize = 16;
+
+/// The slot's value while one of the thread's platform callbacks runs: a
+/// callback that uses the crate finds no execution environment, and the
+/// bind it turns to stops the process (`CALLBACK_USED_CRATE`).
+#[cfg(not(feature = "std"))]
+pub(crate) const IN_CALLBACK: usize = SLOT_MARKS - 1;
 
 /// Aborts the process with the `UNWOUND` message: what an unwind in the
 /// middle of the protocol does instead of wedging a word or a thread.
@@ -386,39 +413,74 @@ fn abort_on_unwind<R>(f: impl FnOnce() -> R) -> R {
 /// The platform as the crate calls it: every callback fenced, so that a
 /// panic out of one (a `no_std` user's clock or blocking primitive) aborts
 /// the process with a message instead of unwinding through the middle of the
-/// protocol, where it would leave a word BUSY or a thread asleep for good.
-/// The crate reaches its platform through this alone.
+/// protocol, where it would leave a word BUSY or a thread asleep for good;
+/// and, without `std`, so that a callback that uses the crate stops the
+/// process with a message instead of running in the middle of its own
+/// thread's protocol. The crate reaches its platform through this alone.
 #[derive(Clone, Copy)]
 pub(crate) struct Fenced(&'static dyn Platform);
 
 impl Fenced {
+    /// Runs `callback`, aborting if it unwinds. Without `std` the calling
+    /// thread's slot reads `IN_CALLBACK` meanwhile: the crate calls its
+    /// platform while the thread is parked or spinning in an enter or a
+    /// wait, its lock record queued and its parker armed, and a lock there
+    /// would reuse both. (With `std` the platform is the crate's own, which
+    /// calls nothing of it.)
+    #[inline(always)]
+    fn call<R>(self, callback: impl FnOnce(&'static dyn Platform) -> R) -> R {
+        abort_on_unwind(|| {
+            #[cfg(feature = "std")]
+            let result = callback(self.0);
+            #[cfg(not(feature = "std"))]
+            let result = {
+                use core::sync::atomic::Ordering::Relaxed;
+                // SAFETY: the platform's contract: the slot is this
+                // thread's, and valid while it runs.
+                let slot = unsafe { self.0.current_thread_slot().as_ref() };
+                // Relaxed (here and below): the slot belongs to this thread
+                // alone.
+                let saved = slot.load(Relaxed);
+                if saved == IN_CALLBACK {
+                    // A callback read metalock's clock.
+                    abort_with(CALLBACK_USED_CRATE);
+                }
+                slot.store(IN_CALLBACK, Relaxed);
+                let result = callback(self.0);
+                slot.store(saved, Relaxed);
+                result
+            };
+            result
+        })
+    }
+
     #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn wait(self, word: &AtomicU32, expected: u32, deadline: Option<Instant>) {
-        abort_on_unwind(|| self.0.wait(word, expected, deadline))
+        self.call(|platform| platform.wait(word, expected, deadline))
     }
 
     #[cfg(all(not(metalock_model), not(feature = "std")))]
     #[inline]
     pub(crate) fn wake(self, word: &AtomicU32) {
-        abort_on_unwind(|| self.0.wake(word))
+        self.call(|platform| platform.wake(word))
     }
 
     #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn wake_one(self, word: &AtomicU32) {
-        abort_on_unwind(|| self.0.wake_one(word))
+        self.call(|platform| platform.wake_one(word))
     }
 
     #[cfg(not(metalock_model))]
     #[inline]
     pub(crate) fn yield_now(self) {
-        abort_on_unwind(|| self.0.yield_now())
+        self.call(|platform| platform.yield_now())
     }
 
     #[inline]
     pub(crate) fn now(self) -> Instant {
-        abort_on_unwind(|| self.0.now())
+        self.call(|platform| platform.now())
     }
 
     /// Blocks until `deadline`, in timed waits on a private address that

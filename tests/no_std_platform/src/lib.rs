@@ -20,6 +20,12 @@ pub static PANIC_IN_NOW: AtomicBool = AtomicBool::new(false);
 /// message instead of waiting for itself.
 pub static ON_WAKE: std::sync::Mutex<Option<fn()>> = std::sync::Mutex::new(None);
 
+/// A function the platform's `now` runs once, taken out when it runs: for
+/// the test that a clock which locks a monitor (an RTOS's tick counter
+/// kept in a `Synchronized`, say) stops the process with a message instead
+/// of locking in the middle of its thread's own enter or wait.
+pub static ON_NOW: std::sync::Mutex<Option<fn()>> = std::sync::Mutex::new(None);
+
 /// Calls of the platform's `wait` since the process began: for the tests
 /// that check when the crate blocks.
 pub static WAITS: AtomicUsize = AtomicUsize::new(0);
@@ -242,6 +248,10 @@ unsafe impl Platform for StdThreads {
         // Relaxed: a test switch with no data attached.
         if PANIC_IN_NOW.load(Ordering::Relaxed) {
             panic!("the platform's clock failed");
+        }
+        let hook = ON_NOW.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(hook) = hook {
+            hook();
         }
         Instant::from_duration_since_origin(self.origin().elapsed())
     }

@@ -1,21 +1,25 @@
-//! A platform callback that notifies while the crate holds the wait-table
-//! stripe of the same condition (here `wake`, run as a notify without the
-//! monitor hands the monitor to the waiter) stops the process with a
-//! message; it used to wait for itself on the stripe's lock, silently.
-//! Checked in a child process, which must abort within a deadline.
+//! A platform callback that uses the crate stops the process with a
+//! message: one that notifies while the crate holds the wait-table stripe
+//! of the same condition (here `wake`, run as a notify without the monitor
+//! hands the monitor to the waiter) used to wait for itself on the stripe's
+//! lock, silently; a clock that locks a monitor, read while its thread
+//! waits, used to lock with the waiter's own record and parker (in
+//! contended runs, assertions, hangs or a crash). Each is checked in a
+//! child process, which must abort within a deadline.
 
 use metalock::{Condition, MultiUseWord};
-use metalock_no_std_platform::{ON_WAKE, aborts_in_child, install};
+use metalock_no_std_platform::{ON_NOW, ON_WAKE, aborts_in_child, install};
 use std::time::Duration;
 
 static WORD: MultiUseWord = MultiUseWord::new();
 static READY: Condition = Condition::new();
+static TICKS: MultiUseWord = MultiUseWord::new();
 
 #[test]
 fn a_callback_that_notifies_under_the_stripe_aborts_with_a_message() {
     if !aborts_in_child(
         "a_callback_that_notifies_under_the_stripe_aborts_with_a_message",
-        "metalock: a thread asked for a wait-table stripe while it holds one",
+        "metalock: a platform callback called a metalock function",
     ) {
         return;
     }
@@ -35,4 +39,22 @@ fn a_callback_that_notifies_under_the_stripe_aborts_with_a_message() {
         eprintln!("UNREACHABLE: the callback's notify returned");
         std::process::exit(0);
     });
+}
+
+#[test]
+fn a_clock_that_locks_a_monitor_aborts_with_a_message() {
+    if !aborts_in_child(
+        "a_clock_that_locks_a_monitor_aborts_with_a_message",
+        "metalock: a platform callback called a metalock function",
+    ) {
+        return;
+    }
+    install();
+    let mut guard = WORD.lock();
+    // Uncontended: the lock itself would pass, only the rule stops it.
+    *ON_NOW.lock().unwrap() = Some(|| drop(TICKS.lock()));
+    // A timed wait reads the clock as it parks.
+    let _ = guard.wait_for(Duration::from_millis(1));
+    eprintln!("UNREACHABLE: the clock's lock returned");
+    std::process::exit(0);
 }
