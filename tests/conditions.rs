@@ -207,6 +207,25 @@ fn notify_without_holding_the_monitor() {
     }
 }
 
+/// A `notify_all` by a thread that does not hold the monitor counts every
+/// waiter it reached, as one by the holder does: the free monitor goes to
+/// the oldest, and the rest follow it.
+#[test]
+fn notify_all_without_holding_the_monitor_counts_every_waiter() {
+    let _watchdog = Watchdog::arm(HANG);
+    let word = MultiUseWord::new();
+    let condition = Condition::new();
+    thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| condition.wait(&mut word.lock()));
+        }
+        eventually("three threads wait", || condition.wait_set_length() == 3);
+        assert!(!word.is_locked());
+        assert_eq!(condition.notify_all(), 3, "notify_all counts the waiters");
+    });
+    assert!(!word.is_locked());
+}
+
 /// With threads barging in all along, every notified wait comes back owning
 /// the monitor at its depth, and each notify_all reaches exactly the
 /// waiters it counted.

@@ -200,6 +200,32 @@ fn unlocked_lets_others_in_and_locks_again() {
     assert!(!value.is_locked());
 }
 
+/// One bump hands the monitor to the thread queued for it, which runs
+/// before the bumping thread has it back (a bump that only invited the
+/// queued thread would usually take the monitor straight back).
+#[test]
+fn one_bump_hands_the_monitor_to_the_queued_thread() {
+    let _watchdog = Watchdog::arm(Duration::from_secs(120));
+    let value = Synchronized::new(0_u32);
+    let mut guard = value.lock();
+    let seen = thread::scope(|s| {
+        s.spawn(|| *value.lock() += 1);
+        while !value.has_queued_threads() {
+            thread::sleep(Duration::from_millis(1));
+        }
+        SynchronizedGuard::bump(&mut guard);
+        // Released before the check, so that a failure does not leave the
+        // queued thread (and the scope) waiting for good.
+        let seen = *guard;
+        drop(guard);
+        seen
+    });
+    assert_eq!(
+        seen, 1,
+        "the queued thread did not get the monitor in that bump"
+    );
+}
+
 #[test]
 fn bump_lets_a_queued_thread_in() {
     let value = Synchronized::new(Vec::new());

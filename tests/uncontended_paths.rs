@@ -256,4 +256,31 @@ fn uncontended_operations_take_no_meta_lock() {
         let d = metalock::lock(&values[3]);
         drop((d, c, b, a));
     });
+
+    // A home serves the next address again once an overflow through it
+    // has ended, and once a wait (which pins it to its address) has: two
+    // addresses of one 8-byte granule share a home. The first lock after
+    // each rekeys the home through its meta-lock.
+    let granule = Granule([0; 8]);
+    let (a, b) = (&granule.0[0], &granule.0[1]);
+    {
+        let _a = metalock::lock(a);
+        drop(metalock::lock(b)); // an overflow entry
+    }
+    drop(metalock::lock(b));
+    fast("keyed lock after an overflow ended", 1, || {
+        drop(metalock::lock(b))
+    });
+    {
+        let mut guard = metalock::lock(a);
+        assert!(guard.wait_for(Duration::from_millis(1)).timed_out());
+    }
+    drop(metalock::lock(b));
+    fast("keyed lock after a wait ended", 1, || {
+        drop(metalock::lock(b))
+    });
 }
+
+/// Eight bytes that share one home.
+#[repr(align(8))]
+struct Granule([u8; 8]);
