@@ -6,7 +6,9 @@
 //! after it.
 //!
 //! `unlock_fair`, and every release of a fair monitor, hand the monitor to
-//! the first queued thread.
+//! the first queued thread. Notifies under one hold queue each waiter
+//! behind the one notified before, ahead of the contenders, without a walk
+//! from the owner.
 //!
 //! The test observes the crate through its hand-off hooks (process-wide,
 //! hence this file of its own, whose tests run one at a time: the other
@@ -29,11 +31,13 @@ use metalock::{MonitorGuard, MultiUseWord};
 
 static PASSED_OVER: AtomicUsize = AtomicUsize::new(0);
 static HANDED_OVER: AtomicUsize = AtomicUsize::new(0);
+static FROM_LAST_NOTIFIED: AtomicUsize = AtomicUsize::new(0);
 
 fn count(event: HandoffEvent) {
     match event {
         HandoffEvent::ContenderPassedOver => PASSED_OVER.fetch_add(1, SeqCst),
         HandoffEvent::MonitorHandedOver => HANDED_OVER.fetch_add(1, SeqCst),
+        HandoffEvent::NotifiedFromLastNotified => FROM_LAST_NOTIFIED.fetch_add(1, SeqCst),
         _ => 0,
     };
 }
@@ -240,4 +244,41 @@ fn unlock_fair_hands_the_monitor_to_the_queued_thread() {
 #[test]
 fn a_fair_monitor_hands_over_on_every_release() {
     assert_release_hands_over(MultiUseWord::fair_with_payload(3), |g| drop(g));
+}
+
+/// A loop of `notify_one` calls under one hold, with a contender queued,
+/// queues each waiter behind the one notified before it, found through the
+/// owner's record rather than by a walk from the owner (which made such a
+/// loop quadratic): the second and third notifies start there. Their order
+/// is checked by the crate's debug assertions and by the semantics tests;
+/// only the hook shows where the walk began.
+#[test]
+fn notifies_under_one_hold_continue_from_the_last_notified() {
+    let _serial = serial();
+    let _watchdog = Watchdog::arm(Duration::from_secs(60));
+    let word = MultiUseWord::new();
+    thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| word.lock().wait());
+        }
+        while word.wait_set_length() < 3 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let guard = word.lock();
+        s.spawn(|| drop(word.lock()));
+        while word.queue_length() < 1 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let _counting = Counting::start();
+        FROM_LAST_NOTIFIED.store(0, SeqCst);
+        for _ in 0..3 {
+            assert!(guard.notify_one());
+        }
+        let from_last = FROM_LAST_NOTIFIED.load(SeqCst);
+        drop(guard);
+        assert_eq!(
+            from_last, 2,
+            "notifies that started at the waiter notified last"
+        );
+    });
 }
