@@ -10,6 +10,7 @@ use super::table::{NoRoom, Reserved, table};
 use crate::exec_env::ExecEnv;
 use crate::guard::{MonitorGuard, try_entered};
 use crate::lock_record::LockRecord;
+use crate::meta_lock::hooks;
 use crate::monitor::home::{self, Home, Keyed, Patience};
 use crate::monitor::shows_no_queue;
 use crate::word::MultiUseWord;
@@ -108,6 +109,7 @@ fn enter_slow(
                 // `kept` if detached.
                 let _allocating = unsafe { ee.allocating() };
                 table().make_room(key.get(), &mut reserved);
+                hooks::fire(hooks::HandoffEvent::KeyedRoomMade);
                 continue;
             }
         };

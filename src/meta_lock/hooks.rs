@@ -84,6 +84,11 @@ pub enum HandoffEvent {
     /// payload displaced into the record at the queue's head.
     #[cfg(feature = "std")]
     OverflowMarkAtAQueuesHead(bool),
+    /// A keyed enter found no room for its address's overflow entry, made
+    /// some with no lock held, and is about to try its home again (only
+    /// try, holding the word it reserved).
+    #[cfg(feature = "std")]
+    KeyedRoomMade,
     /// A waiter's wait ended while it spun, before it parked, as the
     /// payload says. Only under the model checkers, where a wait spins only
     /// in executions that ask it to (`monitor::spin_waits`).
