@@ -39,13 +39,19 @@ impl Instant {
         Self(since_origin)
     }
 
-    /// The current time of the registered platform's clock.
+    /// The current time of the registered platform's clock. (It does not
+    /// mark the thread's slot, so a platform callback may call it, as long
+    /// as the platform's `now` does not.)
     ///
     /// # Panics
     ///
     /// If no platform has been registered with [`set_platform`].
     pub fn now() -> Self {
-        get().now()
+        let outside = Fenced {
+            marked: false,
+            ..get()
+        };
+        outside.now()
     }
 
     /// `self + duration`, or `None` if that overflows.
@@ -111,13 +117,16 @@ pub(crate) fn micros(at: Instant) -> u32 {
 ///   `release_current_thread` once it no longer synchronizes.
 ///
 /// Beyond safety, two rules. No callback calls a metalock function (locks,
-/// waits, notifies, reads a payload or `metalock::Instant::now`), directly
-/// or through code it calls, such as a global allocator: the crate calls
-/// them in the middle of its protocol, while it holds or waits for a
-/// meta-lock or a stripe of its wait table, or while its thread is parked
-/// or spinning in an enter or a wait with its lock record queued. Without
-/// `std`, a callback that uses the crate stops the process with a message
-/// saying so (the crate marks the thread's slot while a callback runs).
+/// waits, notifies, releases a guard, reads a payload; `Instant::now` is
+/// the exception, unless the platform's own `now` calls it), directly or
+/// through code it calls, such as a global allocator: the crate calls them
+/// in the middle of its protocol, while it holds or waits for a meta-lock
+/// or a stripe of its wait table, or while its thread is parked or
+/// spinning in an enter or a wait with its lock record queued. Without
+/// `std`, a callback that locks, waits or notifies stops the process with
+/// a message saying so (the crate marks the thread's slot while one of
+/// its calls runs); one that only releases a guard it kept, or asks
+/// whether its thread holds a monitor, is not caught.
 /// And the crate is called from thread context only, not from an interrupt
 /// or signal handler: a handler would get the interrupted thread's slot,
 /// and enter that thread's monitors as if it were that thread.
@@ -290,8 +299,10 @@ pub unsafe trait Platform: Sync {
     /// (a field of the RTOS's thread control block, a thread-local).
     ///
     /// Only called when the crate is built without `std`, where there are no
-    /// thread-locals of the crate's own, and around every other callback
-    /// there (the crate marks the slot while one runs). The default panics.
+    /// thread-locals of the crate's own, and around every other callback the
+    /// protocol makes there (the crate marks the slot while one runs; not
+    /// around those of `set_platform` and `Instant::now`). The default
+    /// panics.
     ///
     /// A platform with thread-locals of its own can keep the slot in one
     /// without a destructor, which stays valid as long as the thread runs:
@@ -330,10 +341,10 @@ const UNWOUND: &str = "metalock: a panic unwound in the middle of the locking pr
 /// What the process stops with when a platform callback uses the crate.
 #[cfg(not(feature = "std"))]
 pub(crate) const CALLBACK_USED_CRATE: &str = "metalock: a platform callback called a metalock \
-    function (locked, waited on or notified a monitor, or read metalock::Instant::now), directly \
-    or through code it calls; the crate calls its platform in the middle of its own protocol, \
-    where such a call would reuse the thread's queued lock record or its armed wake-up, so no \
-    callback may use the crate (see Platform)";
+    function (locked, waited on or notified a monitor), directly or through code it calls; the \
+    crate calls its platform in the middle of its own protocol, where such a call would reuse \
+    the thread's queued lock record or its armed wake-up, so no callback may use the crate (see \
+    Platform)";
 
 /// Values of a thread's slot (`Platform::current_thread_slot`) below this
 /// are marks, not the address of the thread's execution environment: the
@@ -414,44 +425,40 @@ fn abort_on_unwind<R>(f: impl FnOnce() -> R) -> R {
 /// panic out of one (a `no_std` user's clock or blocking primitive) aborts
 /// the process with a message instead of unwinding through the middle of the
 /// protocol, where it would leave a word BUSY or a thread asleep for good;
-/// and, without `std`, so that a callback that uses the crate stops the
-/// process with a message instead of running in the middle of its own
-/// thread's protocol. The crate reaches its platform through this alone.
+/// and, without `std`, the calls the protocol makes marked, so that a
+/// callback that locks, waits or notifies stops the process with a message
+/// instead of running in the middle of its own thread's protocol. The crate
+/// reaches its platform through this alone.
 #[derive(Clone, Copy)]
-pub(crate) struct Fenced(&'static dyn Platform);
+pub(crate) struct Fenced {
+    platform: &'static dyn Platform,
+    /// Whether the calls mark the thread's slot: those of the protocol
+    /// (`get`), not those of a registration or of `Instant::now`, which
+    /// run outside it and may come before the thread has a slot.
+    #[cfg(not(feature = "std"))]
+    marked: bool,
+}
 
 impl Fenced {
-    /// Runs `callback`, aborting if it unwinds. Without `std` the calling
-    /// thread's slot reads `IN_CALLBACK` meanwhile: the crate calls its
-    /// platform while the thread is parked or spinning in an enter or a
-    /// wait, its lock record queued and its parker armed, and a lock there
-    /// would reuse both. (With `std` the platform is the crate's own, which
-    /// calls nothing of it.)
+    /// Runs `callback`, aborting if it unwinds. Without `std`, in a marked
+    /// call, the calling thread's slot reads `IN_CALLBACK` meanwhile: the
+    /// crate calls its platform while the thread is parked or spinning in
+    /// an enter or a wait, its lock record queued and its parker armed, and
+    /// a lock there would reuse both. (With `std` the platform is the
+    /// crate's own, which calls nothing of it.)
     #[inline(always)]
     fn call<R>(self, callback: impl FnOnce(&'static dyn Platform) -> R) -> R {
-        abort_on_unwind(|| {
-            #[cfg(feature = "std")]
-            let result = callback(self.0);
-            #[cfg(not(feature = "std"))]
-            let result = {
-                use core::sync::atomic::Ordering::Relaxed;
+        #[cfg(not(feature = "std"))]
+        if self.marked {
+            return abort_on_unwind(|| {
                 // SAFETY: the platform's contract: the slot is this
                 // thread's, and valid while it runs.
-                let slot = unsafe { self.0.current_thread_slot().as_ref() };
-                // Relaxed (here and below): the slot belongs to this thread
-                // alone.
-                let saved = slot.load(Relaxed);
-                if saved == IN_CALLBACK {
-                    // A callback read metalock's clock.
-                    abort_with(CALLBACK_USED_CRATE);
-                }
-                slot.store(IN_CALLBACK, Relaxed);
-                let result = callback(self.0);
-                slot.store(saved, Relaxed);
-                result
-            };
-            result
-        })
+                let slot = unsafe { self.platform.current_thread_slot().as_ref() };
+                let _mark = CallbackMark::set(slot);
+                callback(self.platform)
+            });
+        }
+        abort_on_unwind(|| callback(self.platform))
     }
 
     #[cfg(not(metalock_model))]
@@ -493,15 +500,55 @@ impl Fenced {
         }
     }
 
-    /// The calling thread's slot (only without `std`): called before the
-    /// protocol starts, or after it ends (a detached EE given back once its
-    /// last monitor is released), so its panics unwind normally. One in the
-    /// give-back leaves that EE bound to the thread, out of the pool: a
-    /// leak, nothing unsound.
+    /// The calling thread's slot (only without `std`), for the binding:
+    /// called before the protocol starts, or after it ends (a detached EE
+    /// given back once its last monitor is released), so its panics unwind
+    /// normally. One in the give-back leaves that EE bound to the thread,
+    /// out of the pool: a leak, nothing unsound. (A marked call also asks
+    /// for the slot, inside its fence.)
     #[cfg(not(feature = "std"))]
     #[inline]
     pub(crate) fn current_thread_slot(self) -> NonNull<AtomicUsize> {
-        self.0.current_thread_slot()
+        self.platform.current_thread_slot()
+    }
+}
+
+/// `IN_CALLBACK` in the thread's slot while it lives; the slot's value
+/// before it put back when it drops, also when the callback unwinds, so
+/// that the panic handler the abort then calls finds the thread as it was.
+/// (With `panic = "abort"` the handler runs at the panic, the mark still
+/// set: a handler that locks a monitor then stops on the mark.)
+#[cfg(not(feature = "std"))]
+struct CallbackMark {
+    slot: &'static AtomicUsize,
+    saved: usize,
+}
+
+#[cfg(not(feature = "std"))]
+impl CallbackMark {
+    #[inline(always)]
+    fn set(slot: &'static AtomicUsize) -> Self {
+        use core::sync::atomic::Ordering::Relaxed;
+        // Relaxed (here and in `drop`): the slot belongs to this thread
+        // alone.
+        let saved = slot.load(Relaxed);
+        if saved == IN_CALLBACK {
+            // A callback made the crate call its platform: a lock or
+            // notify that found no EE to bind would have stopped in the
+            // bind; this is one that reached the platform first.
+            abort_with(CALLBACK_USED_CRATE);
+        }
+        slot.store(IN_CALLBACK, Relaxed);
+        Self { slot, saved }
+    }
+}
+
+#[cfg(not(feature = "std"))]
+impl Drop for CallbackMark {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.slot
+            .store(self.saved, core::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -509,7 +556,9 @@ impl Fenced {
 #[cfg(feature = "std")]
 #[inline]
 pub(crate) fn get() -> Fenced {
-    Fenced(&StdPlatform)
+    Fenced {
+        platform: &StdPlatform,
+    }
 }
 
 #[cfg(not(feature = "std"))]

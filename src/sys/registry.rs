@@ -48,7 +48,12 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
         // there: block rather than spin, so that on a priority-scheduled
         // uniprocessor it gets to run. Timed, in short steps, as the
         // winner wakes through its own platform, which may not be ours.
-        let fenced = super::Fenced(platform);
+        // Unmarked (here and below): a registration runs outside the
+        // protocol, perhaps before the platform's threads have slots.
+        let fenced = super::Fenced {
+            platform,
+            marked: false,
+        };
         // Acquire: as in `get`.
         while PUBLISHED.load(Ordering::Acquire) == 0 {
             match fenced.now().checked_add(Duration::from_micros(100)) {
@@ -64,7 +69,11 @@ pub fn set_platform(platform: &'static dyn Platform) -> Result<(), PlatformAlrea
     // Release pairs with the Acquire loads in `get` and above: a thread
     // that sees the flag sees the platform.
     PUBLISHED.store(1, Ordering::Release);
-    super::Fenced(platform).wake(&PUBLISHED);
+    let fenced = super::Fenced {
+        platform,
+        marked: false,
+    };
+    fenced.wake(&PUBLISHED);
     Ok(())
 }
 
@@ -78,8 +87,11 @@ pub(crate) fn get() -> super::Fenced {
     } else {
         None
     };
-    super::Fenced(platform.expect(
-        "metalock: no platform registered; without the `std` feature call \
-         metalock::platform::set_platform before the first lock",
-    ))
+    super::Fenced {
+        platform: platform.expect(
+            "metalock: no platform registered; without the `std` feature call \
+             metalock::platform::set_platform before the first lock",
+        ),
+        marked: true,
+    }
 }

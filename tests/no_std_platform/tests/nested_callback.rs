@@ -50,11 +50,20 @@ fn a_clock_that_locks_a_monitor_aborts_with_a_message() {
         return;
     }
     install();
+    /// The clock's lock, once the wait has released `WORD` (its record in
+    /// the wait set, spinning or about to park); before that (the wait's
+    /// deadline is read first), it waits for the next read. Uncontended:
+    /// the lock itself would pass, only the rule stops it.
+    fn lock_ticks_in_the_wait() {
+        if WORD.is_locked() {
+            *ON_NOW.lock().unwrap() = Some(lock_ticks_in_the_wait);
+            return;
+        }
+        drop(TICKS.lock());
+    }
     let mut guard = WORD.lock();
-    // Uncontended: the lock itself would pass, only the rule stops it.
-    *ON_NOW.lock().unwrap() = Some(|| drop(TICKS.lock()));
-    // A timed wait reads the clock as it parks.
-    let _ = guard.wait_for(Duration::from_millis(1));
+    *ON_NOW.lock().unwrap() = Some(lock_ticks_in_the_wait);
+    let _ = guard.wait_for(Duration::from_millis(50));
     eprintln!("UNREACHABLE: the clock's lock returned");
     std::process::exit(0);
 }
