@@ -13,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use metalock::__test_hooks::{HandoffEvent, set_handoff_hook};
-use metalock::MultiUseWord;
+use metalock::{Condition, MultiUseWord};
 
 #[path = "common/child.rs"]
 mod child;
@@ -172,5 +172,45 @@ fn a_contended_monitor_locked_under_another_meta_lock() {
         held.wait();
         set_handoff_hook(Some(lock_other));
         contend_until_the_hook_ends_it(&WORD, "no contender was passed over");
+    });
+}
+
+/// In the child: code that the crate runs under a stripe of its wait table
+/// (a hook standing in for a platform callback or a global allocator)
+/// notifies a condition that has a waiter. Should both share the stripe,
+/// the thread would wait for the stripe's lock it holds; the crate stops
+/// with a message before it asks for a stripe, whichever it is.
+#[test]
+fn a_condition_notified_under_a_stripe() {
+    if !is_child() {
+        child_aborts_saying(
+            "a_condition_notified_under_a_stripe",
+            "metalock: a thread asked for a wait-table stripe while it holds one",
+        );
+        return;
+    }
+    static WORD: MultiUseWord = MultiUseWord::new();
+    static OTHER: MultiUseWord = MultiUseWord::new();
+    static WAKE: Condition = Condition::new();
+    static OTHER_WAKE: Condition = Condition::new();
+    // Fires under WAKE's stripe, as its `notify_all` finds the monitor
+    // free and queues the second waiter behind the first.
+    fn notify_other(event: HandoffEvent) {
+        if event == HandoffEvent::NotifiedQueuedBehindInvited {
+            OTHER_WAKE.notify_one();
+        }
+    }
+    thread::scope(|s| {
+        s.spawn(|| OTHER_WAKE.wait(&mut OTHER.lock()));
+        for _ in 0..2 {
+            s.spawn(|| WAKE.wait(&mut WORD.lock()));
+        }
+        while OTHER_WAKE.wait_set_length() < 1 || WAKE.wait_set_length() < 2 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        set_handoff_hook(Some(notify_other));
+        WAKE.notify_all();
+        eprintln!("the notify_all under the stripe never fired the hook");
+        std::process::exit(0);
     });
 }
