@@ -268,19 +268,19 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
     }
 }
 
-/// The panic message of a `lock_api` guard of a `RawMonitor` asked for its
-/// monitor by a thread that does not hold it: through the hidden
-/// `__monitor_guard` of a guard shared with another thread (a waiting
-/// `Condition` takes the guard by `&mut`, which cannot leave its thread), or
+/// The panic message of a `lock_api` guard of a `RawMonitor` that a
+/// `Condition` waits through on a thread that does not hold the monitor:
 /// after a release behind the guard's back through lock_api's `unsafe` raw
-/// access.
+/// access. (No other thread reaches the guard's monitor: a `Condition`
+/// takes the guard by `&mut`, which cannot leave its thread, and only the
+/// crate can call `__monitor_guard`.)
 const NOT_HELD: &str = "metalock: a lock_api guard of a RawMonitor was used to wait on a thread \
-    that does not hold the RawMonitor (a guard shared with another thread, or a release \
-    through lock_api's unsafe raw access while the guard lived)";
+    that does not hold the RawMonitor (a release through lock_api's unsafe raw access while the \
+    guard lived)";
 
 impl<T: ?Sized> sealed::Sealed for lock_api::MutexGuard<'_, RawMonitor, T> {
     #[track_caller]
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
         // SAFETY: `raw()` asks that operations on the raw lock keep every
         // guard and reference to the data valid. This only reads the word;
         // the one operation a `MonitorRef` allows is a wait, made by the

@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use super::Condition;
+use crate::guard::sealed::Token;
 use crate::guard::{
     AsMonitorGuard, WaitTimeoutResult, deadline_after, wait_while_interruptibly_until,
 };
@@ -56,7 +57,7 @@ impl Condition {
         guard: &mut G,
     ) -> Result<(), Interrupted> {
         guard
-            .__monitor_guard()
+            .__monitor_guard(Token::IN_CRATE)
             .wait_interruptibly_on(self.wait_set(), None)
             .map(drop)
     }
@@ -86,7 +87,7 @@ impl Condition {
         timeout: Duration,
     ) -> Result<WaitTimeoutResult, Interrupted> {
         guard
-            .__monitor_guard()
+            .__monitor_guard(Token::IN_CRATE)
             .wait_interruptibly_on(self.wait_set(), deadline_after(timeout))
     }
 
@@ -113,7 +114,7 @@ impl Condition {
         deadline: Instant,
     ) -> Result<WaitTimeoutResult, Interrupted> {
         guard
-            .__monitor_guard()
+            .__monitor_guard(Token::IN_CRATE)
             .wait_interruptibly_on(self.wait_set(), Some(deadline))
     }
 

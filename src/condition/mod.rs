@@ -7,6 +7,7 @@ mod interruptible;
 use core::fmt;
 use core::time::Duration;
 
+use crate::guard::sealed::Token;
 use crate::guard::{AsMonitorGuard, WaitTimeoutResult, deadline_after, wait_while_until};
 use crate::monitor::{ConditionWord, WaitSet};
 use crate::sys::Instant;
@@ -144,7 +145,9 @@ impl Condition {
     /// ```
     #[track_caller]
     pub fn wait<G: AsMonitorGuard + ?Sized>(&self, guard: &mut G) {
-        guard.__monitor_guard().wait_on(self.wait_set(), None);
+        guard
+            .__monitor_guard(Token::IN_CRATE)
+            .wait_on(self.wait_set(), None);
     }
 
     /// As [`wait`](Self::wait), giving up after `timeout`.
@@ -166,7 +169,7 @@ impl Condition {
     ) -> WaitTimeoutResult {
         WaitTimeoutResult(
             guard
-                .__monitor_guard()
+                .__monitor_guard(Token::IN_CRATE)
                 .wait_on(self.wait_set(), deadline_after(timeout)),
         )
     }
@@ -191,7 +194,7 @@ impl Condition {
     ) -> WaitTimeoutResult {
         WaitTimeoutResult(
             guard
-                .__monitor_guard()
+                .__monitor_guard(Token::IN_CRATE)
                 .wait_on(self.wait_set(), Some(deadline)),
         )
     }

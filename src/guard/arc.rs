@@ -249,7 +249,7 @@ impl<T: ?Sized> Drop for ArcMonitorGuard<T> {
 }
 
 impl<T: ?Sized> sealed::Sealed for ArcMonitorGuard<T> {
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
         self.monitor.monitor_ref()
     }
 }

@@ -424,7 +424,7 @@ pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
 }
 
 impl sealed::Sealed for MonitorGuard<'_> {
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
         self.monitor_ref()
     }
 }

@@ -392,14 +392,14 @@ fn wait_while_in<G: AsMonitorGuard + ?Sized>(
         if woken {
             #[cfg(all(feature = "stats", not(metalock_model)))]
             {
-                let record = guard.__monitor_guard().record;
+                let record = guard.__monitor_guard(sealed::Token::IN_CRATE).record;
                 // SAFETY: the guard's record belongs to the calling thread.
                 let ee = unsafe { ExecEnv::of_owner(record.owner()) };
                 count!(ee, futile_wakeups);
             }
         }
         woken = true;
-        let monitor = guard.__monitor_guard();
+        let monitor = guard.__monitor_guard(sealed::Token::IN_CRATE);
         #[cfg(feature = "std")]
         let timed_out = match interruptible {
             true => monitor.wait_interruptibly_on(set, deadline).ok()?.0,
@@ -475,16 +475,26 @@ pub(crate) mod sealed {
     /// Keeps [`AsMonitorGuard`](super::AsMonitorGuard) to the crate's
     /// guards and `lock_api`'s guards of a `RawMonitor`.
     pub trait Sealed {
-        /// The monitor the guard holds, opaque outside the crate.
-        fn __monitor_guard(&self) -> MonitorRef<'_>;
+        /// The monitor the guard holds, for the crate only: a generic bound
+        /// on `AsMonitorGuard` names this method anywhere, but only the
+        /// crate can make the `Token` it asks for.
+        fn __monitor_guard(&self, token: Token) -> MonitorRef<'_>;
     }
 
-    /// The monitor a guard holds, with nothing a user can call: a user who
-    /// reached a `Synchronized`'s word could enter it a second time and
-    /// `wait` through that, releasing the monitor while the outer guard
-    /// still lends out the value (rule 2 of `synchronized`). A generic bound
-    /// on `AsMonitorGuard` makes `__monitor_guard` callable from anywhere,
-    /// so it is the returned type that stays closed.
+    /// What a call of `Sealed::__monitor_guard` shows it comes from the
+    /// crate with: its field is private to the crate.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Token(());
+
+    impl Token {
+        pub(crate) const IN_CRATE: Token = Token(());
+    }
+
+    /// The monitor a guard holds, with nothing a user can call, in case one
+    /// ever reaches it: a user who reached a `Synchronized`'s word could
+    /// enter it a second time and `wait` through that, releasing the
+    /// monitor while the outer guard still lends out the value (rule 2 of
+    /// `synchronized`).
     ///
     /// Invariant: made by the thread that owns the monitor of `word` through
     /// `record`; a wait through it re-enters with the same record, so that

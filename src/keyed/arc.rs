@@ -317,8 +317,8 @@ impl<T: ?Sized> ArcKeyedGuard<T> {
 }
 
 impl<T: ?Sized> sealed::Sealed for ArcKeyedGuard<T> {
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
-        sealed::Sealed::__monitor_guard(&self.guard)
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
+        sealed::Sealed::__monitor_guard(&self.guard, sealed::Token::IN_CRATE)
     }
 }
 

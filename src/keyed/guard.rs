@@ -206,7 +206,7 @@ impl KeyedGuard<'_> {
 }
 
 impl sealed::Sealed for KeyedGuard<'_> {
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
         self.monitor.monitor_ref()
     }
 }

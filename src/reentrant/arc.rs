@@ -346,7 +346,7 @@ impl<T: ?Sized> guard::sealed::Sealed for ArcReentrantSynchronizedGuard<T> {
     /// Only a `Condition`'s waits ask: one level deep only, as the guard's
     /// own.
     #[track_caller]
-    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: guard::sealed::Token) -> guard::sealed::MonitorRef<'_> {
         waits::check_wait_depth(self.monitor.depth(), Self::GUARD);
         self.monitor.monitor_ref()
     }

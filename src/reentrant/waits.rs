@@ -46,7 +46,7 @@ impl<'g, 'a> OneLevelDeep<'g, 'a> {
 
 impl sealed::Sealed for OneLevelDeep<'_, '_> {
     #[track_caller]
-    fn __monitor_guard(&self) -> sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: sealed::Token) -> sealed::MonitorRef<'_> {
         check_wait_depth(self.monitor.depth(), self.guard);
         self.monitor.monitor_ref()
     }

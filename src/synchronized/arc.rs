@@ -374,7 +374,7 @@ impl<T: ?Sized> Drop for ArcSynchronizedGuard<T> {
 }
 
 impl<T: ?Sized> guard::sealed::Sealed for ArcSynchronizedGuard<T> {
-    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: guard::sealed::Token) -> guard::sealed::MonitorRef<'_> {
         self.monitor.monitor_ref()
     }
 }

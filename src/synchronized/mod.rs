@@ -31,10 +31,11 @@
 //!
 //! What the type system rules out does not compile:
 //!
-//! ```compile_fail,E0599
-//! // The monitor guard inside a guard is opaque: no way to the word.
-//! fn reach<G: metalock::AsMonitorGuard>(guard: &G) -> usize {
-//!     guard.__monitor_guard().depth()
+//! ```compile_fail,E0061
+//! // The monitor guard inside a guard is out of reach: the method that
+//! // returns it asks for a token that only the crate can make.
+//! fn reach<G: metalock::AsMonitorGuard>(guard: &G) {
+//!     let _ = guard.__monitor_guard();
 //! }
 //! ```
 //!

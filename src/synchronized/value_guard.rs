@@ -151,7 +151,7 @@ impl<'a, T: ?Sized> SynchronizedGuard<'a, T> {
 }
 
 impl<T: ?Sized> guard::sealed::Sealed for SynchronizedGuard<'_, T> {
-    fn __monitor_guard(&self) -> guard::sealed::MonitorRef<'_> {
+    fn __monitor_guard(&self, _: guard::sealed::Token) -> guard::sealed::MonitorRef<'_> {
         self.monitor.monitor_ref()
     }
 }
