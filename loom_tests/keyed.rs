@@ -18,7 +18,9 @@
 
 use loom::cell::UnsafeCell;
 mod common;
-use common::{builder, capped, explore, explore_as_a_user};
+use common::{builder, capped, explore, explore_as_a_user, pinned};
+use loom::sync::atomic::AtomicBool;
+use loom::sync::atomic::Ordering::SeqCst;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use metalock::{Condition, Interrupted, KeyedGuard, MultiUseWord};
@@ -37,6 +39,7 @@ use interrupt_race::{InterruptRace, assert_notify_or_interrupt};
 struct Values {
     x: UnsafeCell<usize>,
     y: UnsafeCell<usize>,
+    z: UnsafeCell<usize>,
 }
 
 // SAFETY: the cells are only touched under the keyed monitor of the cell
@@ -48,6 +51,7 @@ impl Values {
         Arc::new(Self {
             x: UnsafeCell::new(0),
             y: UnsafeCell::new(0),
+            z: UnsafeCell::new(0),
         })
     }
 }
@@ -71,7 +75,7 @@ fn read(cell: &UnsafeCell<usize>) -> usize {
 }
 
 /// Once every thread is done: no keyed monitor in use, and no pin left on
-/// the homes of x and y (a pin that outlives its enter or wait would tie a
+/// the homes of x, y and z (a pin that outlives its enter or wait would tie a
 /// home to one address, sending the others to the overflow table, which
 /// nothing else in a model shows).
 #[track_caller]
@@ -81,7 +85,7 @@ fn none_in_use(values: &Values) {
         0,
         "a keyed monitor is left in use"
     );
-    for value in [&values.x, &values.y] {
+    for value in [&values.x, &values.y, &values.z] {
         assert_eq!(
             metalock::__test_hooks::home_pins(value),
             0,
@@ -364,6 +368,127 @@ fn a_timed_enter_gives_up_beside_another_address() {
         &before,
         &[GiveUp::LeftTheQueue, GiveUp::InvitedAndTookIt],
     );
+}
+
+/// A timed enter of x with no time at all, queued on the home (pinning it)
+/// while the main thread holds x, is invited once the main thread lets x
+/// go and then locks x again: it takes the home if the invitation still
+/// finds it free, else gives up there, unlinking its record from a home
+/// whose displaced form carries x's key and the pin; the main thread then
+/// locks y, which rekeys the home or overflows. Asserts both endings,
+/// which take a bound of 3 (75,779 executions; giving up after the
+/// invitation is not reached at 2).
+#[test]
+fn a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home() {
+    const NAME: &str = "a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home";
+    let before = events();
+    explore(NAME, pinned(3), || {
+        let values = Values::new();
+        let held = metalock::lock(&values.x);
+        let timed = spawn_timed_bump(&values, Duration::ZERO);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        drop(held);
+        bump(&values.x);
+        bump(&values.y);
+        let entered = timed.join().unwrap();
+        assert_eq!(read(&values.x), 2 + usize::from(entered));
+        assert_eq!(read(&values.y), 1);
+        none_in_use(&values);
+    });
+    settled_in_every_way(
+        NAME,
+        &events(),
+        &before,
+        &[GiveUp::InvitedAndTookIt, GiveUp::InvitedAndGaveUp],
+    );
+}
+
+/// A timed enter of x queued on the home while the main thread holds x,
+/// which lets x go by `unlock_fair` and then locks y: the timed enter is
+/// handed the home as its park times out (and keeps it), or leaves the
+/// queue first, and y's lock finds the home held or pinned for x, or idle.
+/// Asserts both endings.
+#[test]
+fn a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out() {
+    const NAME: &str = "a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out";
+    let before = events();
+    explore(NAME, builder(3), || {
+        let values = Values::new();
+        let held = metalock::lock(&values.x);
+        let timed = spawn_timed_bump(&values, Duration::from_secs(1));
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        held.unlock_fair();
+        bump(&values.y);
+        let entered = timed.join().unwrap();
+        assert_eq!(read(&values.x), 1 + usize::from(entered));
+        assert_eq!(read(&values.y), 1);
+        none_in_use(&values);
+    });
+    settled_in_every_way(
+        NAME,
+        &events(),
+        &before,
+        &[GiveUp::HandedOver, GiveUp::LeftTheQueue],
+    );
+}
+
+/// A timed enter of x queued on the home behind a blocking one while the
+/// main thread holds x: once the main thread lets x go and invites the
+/// blocking one, the timed enter's time runs out and it leaves the queue,
+/// taking the home if it finds it free, with x's key and the pin in its
+/// displaced form; the main thread then locks y. Every increment of x is
+/// ordered by one monitor, and nothing stays pinned. Asserts both endings,
+/// which take a bound of 2 (707,386 executions, 60-90 s; taking the home on
+/// the way out is not reached at 1, and 3 ran past 5 minutes), or 3 on the
+/// swap-only backend.
+#[test]
+fn a_timed_keyed_enter_leaves_the_home_behind_a_contender() {
+    const NAME: &str = "a_timed_keyed_enter_leaves_the_home_behind_a_contender";
+    let before = events();
+    // The swap-only backend, whose meta-lock adds branches instead of
+    // hand-offs, takes the home on the way out only at 3.
+    let bound = if cfg!(metalock_swap_only) { 3 } else { 2 };
+    explore(NAME, pinned(bound), || {
+        let values = Values::new();
+        let held = metalock::lock(&values.x);
+        let first = {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        };
+        let timed = spawn_timed_bump(&values, Duration::from_secs(1));
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        drop(held);
+        bump(&values.y);
+        first.join().unwrap();
+        let entered = timed.join().unwrap();
+        assert_eq!(read(&values.x), 2 + usize::from(entered));
+        none_in_use(&values);
+    });
+    settled_in_every_way(
+        NAME,
+        &events(),
+        &before,
+        &[GiveUp::LeftTheQueue, GiveUp::LeftTheQueueAndTookIt],
+    );
+}
+
+/// Spawns a thread that tries x for `timeout` and, if it gets in, adds
+/// one to x's cell; it returns whether it got in.
+fn spawn_timed_bump(values: &Arc<Values>, timeout: Duration) -> thread::JoinHandle<bool> {
+    let values = Arc::clone(values);
+    thread::spawn(move || {
+        let guard = metalock::try_lock_for(&values.x, timeout);
+        let entered = guard.is_some();
+        if entered {
+            // SAFETY: under the monitor of x.
+            values.x.with_mut(|c| unsafe { *c += 1 });
+            assert!(metalock::is_held_by_current_thread(&values.x));
+        }
+        entered
+    })
 }
 
 /// An interruptible enter on x queues (pinning the home) while the main
@@ -697,6 +822,72 @@ fn reading_an_overflow_entry_races_its_contention_and_reclaim() {
             assert_eq!(metalock::keyed_monitors(), 1, "x's entry was not reclaimed");
             drop(home);
             assert_eq!(read(&values.x), 2);
+            none_in_use(&values);
+        },
+    );
+}
+
+/// A home keeps its overflow mark while any of its entries lives, not
+/// only until the first one goes: the main thread holds x in the one home
+/// while one thread bumps y and another holds z, each through an overflow
+/// entry, the two made and y's reclaimed in every order (two threads
+/// making room at once among them). Once y's is gone and x released, the
+/// home is idle but z's entry is held: z must read as locked and a try of
+/// it must fail, where a mark cleared by y's reclaim would let the try
+/// rekey the home for z, a second monitor for z's address (which no
+/// other model shows: each has one overflow entry at most). Capped at
+/// bound 2 (32,395 executions, 5 s).
+#[test]
+fn a_home_keeps_its_overflow_mark_while_another_entry_lives() {
+    explore(
+        "a_home_keeps_its_overflow_mark_while_another_entry_lives",
+        capped(2),
+        || {
+            let values = Values::new();
+            let (z_held, release_z) = (
+                Arc::new(AtomicBool::new(false)),
+                Arc::new(AtomicBool::new(false)),
+            );
+            let x = metalock::lock(&values.x);
+            let y_bumper = {
+                let values = Arc::clone(&values);
+                thread::spawn(move || bump(&values.y))
+            };
+            let z_holder = {
+                let (values, z_held, release_z) = (
+                    Arc::clone(&values),
+                    Arc::clone(&z_held),
+                    Arc::clone(&release_z),
+                );
+                thread::spawn(move || {
+                    let z = metalock::lock(&values.z);
+                    // SAFETY: under the monitor of z.
+                    values.z.with_mut(|c| unsafe { *c += 1 });
+                    z_held.store(true, SeqCst);
+                    while !release_z.load(SeqCst) {
+                        thread::yield_now();
+                    }
+                    drop(z);
+                })
+            };
+            while !z_held.load(SeqCst) {
+                thread::yield_now();
+            }
+            y_bumper.join().unwrap();
+            assert_eq!(
+                metalock::keyed_monitors(),
+                2,
+                "z's entry or x's home is gone"
+            );
+            assert!(metalock::is_locked(&values.z), "z's entry is held");
+            drop(x);
+            assert!(metalock::is_locked(&values.z), "z's entry is held");
+            assert!(metalock::try_lock(&values.z).is_none(), "z's entry is held");
+            release_z.store(true, SeqCst);
+            z_holder.join().unwrap();
+            bump(&values.z);
+            assert_eq!(read(&values.y), 1);
+            assert_eq!(read(&values.z), 2);
             none_in_use(&values);
         },
     );
