@@ -270,13 +270,13 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
 
 /// The panic message of a `lock_api` guard of a `RawMonitor` that a
 /// `Condition` waits through on a thread that does not hold the monitor:
-/// after a release behind the guard's back through lock_api's `unsafe` raw
-/// access. (No other thread reaches the guard's monitor: a `Condition`
-/// takes the guard by `&mut`, which cannot leave its thread, and only the
-/// crate can call `__monitor_guard`.)
+/// a guard made unchecked, or one released behind its back, through
+/// lock_api's `unsafe` raw access. (No other thread reaches the guard's
+/// monitor: a `Condition` takes the guard by `&mut`, which cannot leave
+/// its thread, and only the crate can call `__monitor_guard`.)
 const NOT_HELD: &str = "metalock: a lock_api guard of a RawMonitor was used to wait on a thread \
-    that does not hold the RawMonitor (a release through lock_api's unsafe raw access while the \
-    guard lived)";
+    that does not hold the RawMonitor (a guard made unchecked, or released behind its back, \
+    through lock_api's unsafe raw access)";
 
 impl<T: ?Sized> sealed::Sealed for lock_api::MutexGuard<'_, RawMonitor, T> {
     #[track_caller]

@@ -469,20 +469,31 @@ fn a_condition_refuses_a_second_monitor_through_a_lock_api_guard() {
     assert!(!second.is_locked());
 }
 
-/// lock_api's guard of a `RawMonitor` is `Sync` when its value is, so the
-/// hidden method behind `Condition`'s waits can be reached from a thread
-/// that does not hold the monitor: it panics with a message naming that.
+/// A `Condition` wait through a lock_api guard of a `RawMonitor` that the
+/// thread does not hold (made by lock_api's `unsafe` raw access against
+/// its contract, on purpose: a guard made unchecked with another mutex's
+/// token) panics with a message naming that, before it touches the
+/// monitor. No other thread can reach a guard's monitor: the method behind
+/// the waits asks for a token only the crate makes.
 #[test]
-fn a_lock_api_guard_asked_for_its_monitor_off_its_thread_panics() {
-    fn reach<G: metalock::AsMonitorGuard + Sync>(guard: &G) {
-        let _ = guard.__monitor_guard();
-    }
-    let m = Mutex::new(0_u32);
-    let guard = m.lock();
-    let refused = thread::scope(|s| s.spawn(|| reach(&guard)).join());
+fn a_wait_through_a_lock_api_guard_of_a_monitor_not_held_panics() {
+    let (m, other) = (Mutex::new(0_u32), Mutex::new(()));
+    // SAFETY: `raw` hands out the raw mutex, whose token locks `other`
+    // (left locked for good: the token is forgotten with the guard).
+    let token = unsafe { other.raw() }.lock();
+    // SAFETY: breaks `make_guard_unchecked`'s rule (`m` is not locked) for
+    // the test; the guard is forgotten below, never dropped, and its value
+    // is never read.
+    let mut guard = unsafe { m.make_guard_unchecked(token) };
+    let refused =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| condition_wait(&mut guard)));
     panics::assert_panicked_with(refused, "does not hold the RawMonitor");
-    // The owner's guard is untouched.
-    assert!(m.is_locked());
-    drop(guard);
+    std::mem::forget(guard);
     assert!(!m.is_locked());
+    assert!(other.is_locked());
+    assert_eq!(*m.lock(), 0);
+
+    fn condition_wait(guard: &mut MutexGuard<'_, RawMonitor, u32>) {
+        let _ = Condition::new().wait_for(guard, Duration::from_millis(1));
+    }
 }
