@@ -58,6 +58,17 @@ pub static LONG_YIELD_DELAY_MICROS: AtomicUsize = AtomicUsize::new(0);
 /// learn.
 pub static SHORT_YIELDS_AT_ONCE: AtomicBool = AtomicBool::new(false);
 
+/// When set, each yield past the first [`SHORT_SPIN_YIELDS`] since
+/// [`start_spin_record`] spins on the clock for [`BUSY_YIELD`] instead of
+/// yielding: a waiter that keeps its processor through its long yields,
+/// whatever else is runnable there, for the tests that time a spin its
+/// notify ends (a yield to another runnable thread stretches it by a time
+/// slice).
+pub static BUSY_LONG_YIELDS: AtomicBool = AtomicBool::new(false);
+
+/// How long a busy yield ([`BUSY_LONG_YIELDS`]) spins.
+pub const BUSY_YIELD: Duration = Duration::from_micros(1);
+
 /// Yields since [`start_spin_record`], for [`LONG_YIELD_DELAY_MICROS`] and
 /// [`SHORT_YIELDS_AT_ONCE`].
 static SPIN_YIELDS: AtomicUsize = AtomicUsize::new(0);
@@ -232,6 +243,13 @@ unsafe impl Platform for StdThreads {
         YIELDS.fetch_add(1, Ordering::SeqCst);
         let long = SPIN_YIELDS.fetch_add(1, Ordering::SeqCst) >= SHORT_SPIN_YIELDS;
         if !long && SHORT_YIELDS_AT_ONCE.load(Ordering::SeqCst) {
+            return;
+        }
+        if long && BUSY_LONG_YIELDS.load(Ordering::SeqCst) {
+            let started = std::time::Instant::now();
+            while started.elapsed() < BUSY_YIELD {
+                std::hint::spin_loop();
+            }
             return;
         }
         let long_delay = match long {

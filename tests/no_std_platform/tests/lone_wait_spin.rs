@@ -10,8 +10,8 @@
 
 use metalock::MultiUseWord;
 use metalock_no_std_platform::{
-    LONG_YIELD_DELAY_MICROS, SHORT_SPIN_YIELDS, SHORT_YIELDS_AT_ONCE, WAITS, WAKE_DELAY_MICROS,
-    YIELDS, install, spun_long, start_spin_record, with_partner,
+    BUSY_LONG_YIELDS, LONG_YIELD_DELAY_MICROS, SHORT_SPIN_YIELDS, SHORT_YIELDS_AT_ONCE, WAITS,
+    WAKE_DELAY_MICROS, YIELDS, install, spun_long, start_spin_record, with_partner,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -154,7 +154,13 @@ fn one_signalled_wait(
     let (waits, yields) = (WAITS.load(Ordering::SeqCst), YIELDS.load(Ordering::SeqCst));
     let parked = || WAITS.load(Ordering::SeqCst) != waits;
     timed.inspect(|timed| timed.store(true, Ordering::SeqCst));
-    SHORT_YIELDS_AT_ONCE.store(timed.is_some(), Ordering::SeqCst);
+    // Where the long yields keep the processor, the short ones return at
+    // once too: the waiter then leaves its processor to nobody while it
+    // spins.
+    SHORT_YIELDS_AT_ONCE.store(
+        timed.is_some() || BUSY_LONG_YIELDS.load(Ordering::SeqCst),
+        Ordering::SeqCst,
+    );
     start_spin_record();
     go.send(()).unwrap();
     spin_until(
@@ -183,6 +189,7 @@ fn signalled_steps(
     word: &MultiUseWord,
     (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
     timed: Option<&AtomicBool>,
+    timed_out: &AtomicU64,
 ) {
     let kind = if timed.is_some() { "timed" } else { "untimed" };
     let cannot_tell = |step: &str| {
@@ -195,10 +202,12 @@ fn signalled_steps(
     // would leave a timed spin 5 µs from its start to mark the set...
     let mut after_soon = Vec::new();
     for _ in 0..TRIES {
-        until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
-        if one_signalled_wait(word, (go, done), None, Duration::ZERO)
-            && one_signalled_wait(word, (go, done), timed, Duration::ZERO)
-        {
+        fresh_start(word, (go, done), timed_out);
+        BUSY_LONG_YIELDS.store(true, Ordering::SeqCst);
+        let soon = one_signalled_wait(word, (go, done), None, Duration::ZERO)
+            && one_signalled_wait(word, (go, done), timed, Duration::ZERO);
+        BUSY_LONG_YIELDS.store(false, Ordering::SeqCst);
+        if soon {
             after_soon.push(one_wait(word, go, done, Duration::ZERO).0);
             if after_soon.last() != Some(&0) {
                 break;
@@ -219,7 +228,7 @@ fn signalled_steps(
     LONG_YIELD_DELAY_MICROS.store(SLOW_YIELD_MICROS, Ordering::SeqCst);
     let mut spun_out = false;
     for _ in 0..TRIES {
-        until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+        fresh_start(word, (go, done), timed_out);
         spun_out = one_signalled_wait(word, (go, done), timed, SPUN_LONG);
         if spun_out {
             break;
@@ -239,6 +248,32 @@ fn signalled_steps(
         0,
         "a {kind} spin that a notify ended after {SPUN_LONG:?} of yields did not mark the set"
     );
+}
+
+/// The timeout of the waits that [`fresh_start`] lets run out: past the
+/// few microseconds a wait takes to start its spin, short of the lone
+/// waiter's 30 µs bound, so that a wait on a clear set ends at its deadline
+/// in its spin's park, at once.
+const NO_LAG_TIMEOUT: Duration = Duration::from_micros(20);
+
+/// Leaves the waiter's set clear and no wake-up lag for its next wait to
+/// count: a wait that runs out of time takes the lag and leaves none (its
+/// park is unstamped), a brief park with no lag counted clears the set
+/// (woken 400 µs late on purpose, so that a lag the next waits failed to
+/// take would show), and a second wait that runs out takes that lag,
+/// spinning on the clear set until its deadline and leaving it clear (its
+/// park returns at once). Where the machine delays one of them the next wait may still
+/// start marked, and the caller tries again.
+fn fresh_start(
+    word: &MultiUseWord,
+    (go, done): (&mpsc::Sender<()>, &mpsc::Receiver<()>),
+    timed: &AtomicU64,
+) {
+    one_timed_out_wait((go, done), timed, NO_LAG_TIMEOUT);
+    WAKE_DELAY_MICROS.store(LATE_WAKE_MICROS, Ordering::SeqCst);
+    one_wait(word, go, done, Duration::ZERO);
+    WAKE_DELAY_MICROS.store(0, Ordering::SeqCst);
+    one_timed_out_wait((go, done), timed, NO_LAG_TIMEOUT);
 }
 
 /// Waits for the waiter thread's turn to end.
@@ -276,7 +311,7 @@ fn one_paired_wait(
 }
 
 /// One wait of the waiter thread that nobody notifies (`timed`, in
-/// milliseconds, asks its turn for it): it runs out of time after
+/// microseconds, asks its turn for it): it runs out of time after
 /// `timeout`. Returns its spin (nothing else in the process yields or
 /// parks meanwhile).
 fn one_timed_out_wait(
@@ -285,8 +320,8 @@ fn one_timed_out_wait(
     timeout: Duration,
 ) -> Spin {
     let yields = YIELDS.load(Ordering::SeqCst);
-    let millis = u64::try_from(timeout.as_millis()).expect("a timeout of a few seconds");
-    timed.store(millis, Ordering::SeqCst);
+    let micros = u64::try_from(timeout.as_micros()).expect("a timeout of a few seconds");
+    timed.store(micros, Ordering::SeqCst);
     start_spin_record();
     go.send(()).unwrap();
     turn_ended(done);
@@ -309,7 +344,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         let mut guard = word.lock();
         let timeout = timed.load(Ordering::SeqCst);
         if timeout != 0 {
-            let timeout = Duration::from_millis(timeout);
+            let timeout = Duration::from_micros(timeout);
             assert!(guard.wait_for(timeout).timed_out(), "nobody notifies it");
         } else if timed_notified.load(Ordering::SeqCst) {
             assert!(!guard.wait_for(STUCK).timed_out(), "the test notifies it");
@@ -372,7 +407,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         // a park leaves the set clear (tried again where a notify came late).
         let mut no_lag = Vec::new();
         for _ in 0..TRIES {
-            until_long_spin(|| one_wait(word, go, done, Duration::ZERO));
+            fresh_start(word, (go, done), &timed);
             if one_signalled_wait(word, (go, done), None, Duration::ZERO) {
                 one_wait(word, go, done, AFTER_LATE_WAKE);
                 no_lag.push(one_wait(word, go, done, Duration::ZERO).0);
@@ -434,7 +469,7 @@ fn a_lone_waiter_stops_yielding_where_its_waits_park_long() {
         // A spin that its notify ends after long yields marks the set,
         // an untimed wait's (whose bound counts from its first long yield)
         // and a timed one's (from its spin's start).
-        signalled_steps(word, (go, done), None);
-        signalled_steps(word, (go, done), Some(&timed_notified));
+        signalled_steps(word, (go, done), None, &timed);
+        signalled_steps(word, (go, done), Some(&timed_notified), &timed);
     });
 }
