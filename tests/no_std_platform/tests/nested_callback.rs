@@ -8,7 +8,8 @@
 //! child process, which must abort within a deadline.
 
 use metalock::{Condition, MultiUseWord};
-use metalock_no_std_platform::{ON_NOW, ON_WAKE, aborts_in_child, install};
+use metalock_no_std_platform::{ON_NOW, ON_WAKE, WAITS, aborts_in_child, install};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 static WORD: MultiUseWord = MultiUseWord::new();
@@ -24,14 +25,17 @@ fn a_callback_that_notifies_under_the_stripe_aborts_with_a_message() {
         return;
     }
     install();
+    let waits = WAITS.load(Ordering::SeqCst);
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut guard = WORD.lock();
             READY.wait(&mut guard);
         });
-        // Parked by now (a waiter spins for microseconds), so the notify's
-        // hand-over wakes it through the platform.
-        std::thread::sleep(Duration::from_millis(200));
+        // The waiter alone counts platform waits here: once it has, it is
+        // parked, so the notify's hand-over wakes it through the platform.
+        while WAITS.load(Ordering::SeqCst) == waits {
+            std::thread::yield_now();
+        }
         *ON_WAKE.lock().unwrap() = Some(|| {
             READY.notify_one();
         });
