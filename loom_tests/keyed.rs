@@ -19,6 +19,7 @@
 use loom::cell::UnsafeCell;
 mod common;
 use common::{builder, capped, explore, explore_as_a_user, pinned};
+use loom::model::Builder;
 use loom::sync::atomic::AtomicBool;
 use loom::sync::atomic::Ordering::SeqCst;
 use loom::sync::{Arc, Mutex};
@@ -341,19 +342,7 @@ fn a_timed_enter_gives_up_beside_another_address() {
         builder(3),
         || {
             let values = Values::new();
-            let timed = {
-                let values = Arc::clone(&values);
-                thread::spawn(move || {
-                    let guard = metalock::try_lock_for(&values.x, Duration::from_secs(1));
-                    let entered = guard.is_some();
-                    if entered {
-                        // SAFETY: under the monitor of x.
-                        values.x.with_mut(|c| unsafe { *c += 1 });
-                        assert!(metalock::is_held_by_current_thread(&values.x));
-                    }
-                    entered
-                })
-            };
+            let timed = spawn_timed_bump(&values, Duration::from_secs(1));
             bump(&values.x);
             bump(&values.y);
             let entered = timed.join().unwrap();
@@ -380,26 +369,14 @@ fn a_timed_enter_gives_up_beside_another_address() {
 /// invitation is not reached at 2).
 #[test]
 fn a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home() {
-    const NAME: &str = "a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home";
-    let before = events();
-    explore(NAME, pinned(3), || {
-        let values = Values::new();
-        let held = metalock::lock(&values.x);
-        let timed = spawn_timed_bump(&values, Duration::ZERO);
-        // SAFETY: under the monitor of x.
-        values.x.with_mut(|c| unsafe { *c += 1 });
-        drop(held);
-        bump(&values.x);
-        bump(&values.y);
-        let entered = timed.join().unwrap();
-        assert_eq!(read(&values.x), 2 + usize::from(entered));
-        assert_eq!(read(&values.y), 1);
-        none_in_use(&values);
-    });
-    settled_in_every_way(
-        NAME,
-        &events(),
-        &before,
+    timed_enter_queued_on_the_home(
+        "a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home",
+        pinned(3),
+        TimedEnter {
+            timeout: Duration::ZERO,
+            behind_a_contender: false,
+            release: Release::DropAndLockAgain,
+        },
         &[GiveUp::InvitedAndTookIt, GiveUp::InvitedAndGaveUp],
     );
 }
@@ -411,25 +388,14 @@ fn a_keyed_enter_invited_after_its_deadline_gives_up_on_the_home() {
 /// Asserts both endings.
 #[test]
 fn a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out() {
-    const NAME: &str = "a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out";
-    let before = events();
-    explore(NAME, builder(3), || {
-        let values = Values::new();
-        let held = metalock::lock(&values.x);
-        let timed = spawn_timed_bump(&values, Duration::from_secs(1));
-        // SAFETY: under the monitor of x.
-        values.x.with_mut(|c| unsafe { *c += 1 });
-        held.unlock_fair();
-        bump(&values.y);
-        let entered = timed.join().unwrap();
-        assert_eq!(read(&values.x), 1 + usize::from(entered));
-        assert_eq!(read(&values.y), 1);
-        none_in_use(&values);
-    });
-    settled_in_every_way(
-        NAME,
-        &events(),
-        &before,
+    timed_enter_queued_on_the_home(
+        "a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out",
+        builder(3),
+        TimedEnter {
+            timeout: Duration::from_secs(1),
+            behind_a_contender: false,
+            release: Release::Fair,
+        },
         &[GiveUp::HandedOver, GiveUp::LeftTheQueue],
     );
 }
@@ -438,41 +404,81 @@ fn a_timed_keyed_enter_is_handed_the_home_as_its_time_runs_out() {
 /// main thread holds x: once the main thread lets x go and invites the
 /// blocking one, the timed enter's time runs out and it leaves the queue,
 /// taking the home if it finds it free, with x's key and the pin in its
-/// displaced form; the main thread then locks y. Every increment of x is
-/// ordered by one monitor, and nothing stays pinned. Asserts both endings,
+/// displaced form; the main thread then locks y. Asserts both endings,
 /// which take a bound of 2 (707,386 executions, 60-90 s; taking the home on
 /// the way out is not reached at 1, and 3 ran past 5 minutes), or 3 on the
-/// swap-only backend.
+/// swap-only backend, whose meta-lock adds branches instead of hand-offs.
 #[test]
 fn a_timed_keyed_enter_leaves_the_home_behind_a_contender() {
-    const NAME: &str = "a_timed_keyed_enter_leaves_the_home_behind_a_contender";
-    let before = events();
-    // The swap-only backend, whose meta-lock adds branches instead of
-    // hand-offs, takes the home on the way out only at 3.
-    let bound = if cfg!(metalock_swap_only) { 3 } else { 2 };
-    explore(NAME, pinned(bound), || {
-        let values = Values::new();
-        let held = metalock::lock(&values.x);
-        let first = {
-            let values = Arc::clone(&values);
-            thread::spawn(move || bump(&values.x))
-        };
-        let timed = spawn_timed_bump(&values, Duration::from_secs(1));
-        // SAFETY: under the monitor of x.
-        values.x.with_mut(|c| unsafe { *c += 1 });
-        drop(held);
-        bump(&values.y);
-        first.join().unwrap();
-        let entered = timed.join().unwrap();
-        assert_eq!(read(&values.x), 2 + usize::from(entered));
-        none_in_use(&values);
-    });
-    settled_in_every_way(
-        NAME,
-        &events(),
-        &before,
+    timed_enter_queued_on_the_home(
+        "a_timed_keyed_enter_leaves_the_home_behind_a_contender",
+        pinned(if cfg!(metalock_swap_only) { 3 } else { 2 }),
+        TimedEnter {
+            timeout: Duration::from_secs(1),
+            behind_a_contender: true,
+            release: Release::Drop,
+        },
         &[GiveUp::LeftTheQueue, GiveUp::LeftTheQueueAndTookIt],
     );
+}
+
+/// The timed enter of a `timed_enter_queued_on_the_home` model.
+struct TimedEnter {
+    timeout: Duration,
+    /// A blocking enter of x is spawned first, so it queues ahead.
+    behind_a_contender: bool,
+    /// How the main thread lets x go.
+    release: Release,
+}
+
+enum Release {
+    Drop,
+    /// Drops the guard, then locks x once more.
+    DropAndLockAgain,
+    Fair,
+}
+
+/// The main thread holds x while `enter` queues on the home, adds one to
+/// x, lets x go by `enter.release` and then locks y. Every increment of x
+/// is ordered by one monitor, nothing stays in use or pinned, and the
+/// timed enter settled in each of `endings` in some execution.
+fn timed_enter_queued_on_the_home(
+    name: &'static str,
+    config: Builder,
+    enter: TimedEnter,
+    endings: &[GiveUp],
+) {
+    let before = events();
+    explore(name, config, move || {
+        let values = Values::new();
+        let held = metalock::lock(&values.x);
+        let first = enter.behind_a_contender.then(|| {
+            let values = Arc::clone(&values);
+            thread::spawn(move || bump(&values.x))
+        });
+        let timed = spawn_timed_bump(&values, enter.timeout);
+        // SAFETY: under the monitor of x.
+        values.x.with_mut(|c| unsafe { *c += 1 });
+        match enter.release {
+            Release::Drop => drop(held),
+            Release::DropAndLockAgain => {
+                drop(held);
+                bump(&values.x);
+            }
+            Release::Fair => held.unlock_fair(),
+        }
+        bump(&values.y);
+        let others = first.map_or(0, |first| {
+            first.join().unwrap();
+            1
+        });
+        let entered = timed.join().unwrap();
+        let again = usize::from(matches!(enter.release, Release::DropAndLockAgain));
+        assert_eq!(read(&values.x), 1 + again + others + usize::from(entered));
+        assert_eq!(read(&values.y), 1);
+        none_in_use(&values);
+    });
+    settled_in_every_way(name, &events(), &before, endings);
 }
 
 /// Spawns a thread that tries x for `timeout` and, if it gets in, adds
