@@ -17,7 +17,9 @@
 //! monitor, or after nested enters, and its owner check of a donated one; a
 //! timed enter from a detached EE that gives up; an EE reused before a
 //! meta-lock successor's unpark reaches it; and one reused while an
-//! interrupt meant for its last thread is sent.
+//! interrupt meant for its last thread is sent. One more model unparks a
+//! thread with no reason at any point, as a wake-up that outlived its
+//! reason does.
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --test loom_exec_env`
@@ -30,8 +32,8 @@ use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
 use metalock::__test_hooks::{
-    donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken, thread_exec_env,
-    thread_has_exec_env,
+    StrayUnpark, donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken,
+    thread_exec_env, thread_has_exec_env,
 };
 use metalock::{MonitorGuard, MultiUseWord};
 
@@ -98,6 +100,12 @@ impl Shared {
         assert!(core::ptr::eq(guard.word(), &self.word));
         // SAFETY: the guard proves we own the monitor.
         self.counter.with_mut(|c| unsafe { *c += 1 });
+    }
+
+    fn count(&self, guard: &MonitorGuard<'_>) -> usize {
+        assert!(core::ptr::eq(guard.word(), &self.word));
+        // SAFETY: as in `bump`.
+        self.counter.with(|c| unsafe { *c })
     }
 
     fn lock_and_bump(&self) {
@@ -719,4 +727,42 @@ fn an_ended_threads_timed_enter_gives_up_from_a_detached_env() {
             GiveUp::InvitedAndGaveUp,
         ],
     );
+}
+
+/// Another thread unparks the main thread at any point, with no reason:
+/// wherever the token reaches it (parked in its wait, in the meta-lock's
+/// hand-off, queued to enter again, in its timed wait, or not at all), the
+/// untimed wait still ends only once notified, the timed wait, which
+/// nobody notifies, still times out, and the monitor excludes as before.
+/// Asserts that some executions took the token in a park and some left it
+/// pending.
+#[test]
+fn a_stray_unpark_is_taken_as_spurious_wherever_it_lands() {
+    const NAME: &str = "a_stray_unpark_is_taken_as_spurious_wherever_it_lands";
+    explore(NAME, builder(2), || {
+        let shared = Shared::new();
+        let main = StrayUnpark::of_current_thread();
+        let mut guard = shared.word.lock();
+        // Enters once the wait lets the monitor go, so its notify finds
+        // the waiter.
+        let notifier = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let guard = shared.word.lock();
+                shared.bump(&guard);
+                guard.notify_one();
+            })
+        };
+        let stray = thread::spawn(move || main.unpark());
+        guard.wait();
+        assert_eq!(shared.count(&guard), 1, "the wait ended before the notify");
+        assert!(guard.wait_for(Duration::from_secs(1)).timed_out());
+        shared.bump(&guard);
+        drop(guard);
+        notifier.join().unwrap();
+        stray.join().unwrap();
+        shared.check_final(2);
+        reached(usize::from(main.pending()));
+    });
+    reached_every_path(NAME, &["took the stray token in a park", "left it pending"]);
 }

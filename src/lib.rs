@@ -238,7 +238,7 @@ pub use word::MultiUseWord;
 pub mod __test_hooks {
     #[cfg(metalock_model)]
     pub use crate::exec_env::{
-        donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken,
+        StrayUnpark, donated_records_taken, end_thread, model_thread_exits, stale_wakeups_taken,
     };
     pub use crate::exec_env::{exec_envs_allocated, thread_exec_env, thread_has_exec_env};
     #[cfg(metalock_model)]

@@ -112,6 +112,32 @@ pub fn thread_exec_env() -> Option<usize> {
     ExecEnv::current_if_bound().map(ExecEnv::as_owner)
 }
 
+/// A thread's parker, for a model to unpark with no reason, as a wake-up
+/// that outlived its reason does: wherever the thread parks next, it must
+/// take the token as spurious. Not part of the API.
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+#[derive(Clone, Copy, Debug)]
+pub struct StrayUnpark(&'static ExecEnv);
+
+#[cfg(all(metalock_model, feature = "__test-hooks"))]
+impl StrayUnpark {
+    /// The calling thread's parker (its EE is bound if it had none).
+    pub fn of_current_thread() -> Self {
+        Self(ExecEnv::current())
+    }
+
+    /// Makes a token available to the thread, waking it if it is parked.
+    pub fn unpark(self) {
+        self.0.parker.unpark();
+    }
+
+    /// Whether the token is still pending, read without the checker seeing
+    /// the read.
+    pub fn pending(self) -> bool {
+        self.0.parker.unpark_pending_unseen()
+    }
+}
+
 /// `monitor_signal`: nothing since the thread last queued or started a wait.
 pub(crate) const SIGNAL_NONE: usize = 0;
 /// `monitor_signal`: an exit took the thread's record out of the queue and
