@@ -27,9 +27,9 @@
 //!   (metalock's `Condition`, parking_lot's and std's `Condvar`).
 //!
 //! `cargo bench --bench contended` took 10 min 15 s once built on a 2-vCPU
-//! AMD EPYC VM (2026-11-23): 121 benchmarks at ~3.9 s each with
-//! criterion's analysis and HTML plots (6.5 minutes for the 100 contended
-//! ones), and side tables of 3 rounds. The side tables now run 5 cells x 4
+//! AMD EPYC VM (2026-11-23): 121 benchmarks then (156 now, 120 of them
+//! contended) at ~3.9 s each with criterion's analysis and HTML plots (6.5
+//! minutes for the 100 contended ones then), and side tables of 3 rounds. The side tables now run 5 cells x 4
 //! thread counts x 6 locks x 6 rounds of 500 ms, 6 minutes: about 14
 //! minutes in all.
 //! `cargo bench --bench contended -- cs=20ns,outside=200ns` runs one cell.
@@ -43,7 +43,7 @@ use criterion::{
 mod common;
 use common::contention::{self, LockKind, Padded, SWEEP_LOCKS};
 use common::locks::{CounterLock, MetaKeyed, MetaSync, MetaWord, PlFairMutex, PlMutex, StdMutex};
-use common::measure::{Rounds, Summary};
+use common::measure::{self, Rounds, Summary};
 use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
     PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
@@ -141,7 +141,11 @@ fn side_table(
         return;
     }
     let rounds = side_rounds();
-    println!("\n{name}: {rounds} per lock, interleaved (medians); {calibration}");
+    println!(
+        "\n{name}: {rounds} per lock, interleaved (medians); {}, {} CPUs; {calibration}",
+        measure::cpu_model(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
     println!(
         "{:<24} {:>3} {:>9} {:>10} {:>9} {:>8} {:>8}",
         "lock", "thr", "Mops/s", "CPU ns/op", "csw/op", "max/min", "cpu m/m"

@@ -1035,6 +1035,10 @@ fn main() {
     uncontended(&mut rows, &mut baselines, &mut sub_floors);
     distinct_objects(&mut rows);
     let sweep = sweep(&calibration, rounds);
+    let drift = format!(
+        "work scale measured again after the sweep: one step {:+.1}% slower",
+        100.0 * calibration.drift(&Calibration::measure())
+    );
     eprintln!("  bounded buffer");
     bounded_buffer(&mut rows, rounds);
     idle_notify(&mut rows, mode.idle_notifies());
@@ -1046,10 +1050,13 @@ fn main() {
     }
     eprintln!("  wake-up latency");
     let interrupt_over_notify = wake_latency(&mut rows);
-    let machine = format!("{}, {cpus} CPUs, run of {date}", cpu_model());
+    let machine = format!(
+        "{}, {cpus} CPUs, run of {date}\n# {calibration}\n# {drift}",
+        cpu_model()
+    );
     let csv = write_csv(CSV_PATH, &machine, &sweep);
 
-    println!("{header}\n");
+    println!("{header}\n{drift}\n");
     print_table(&rows);
     println!();
     println!(

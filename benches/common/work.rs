@@ -52,13 +52,16 @@ pub struct Calibration {
 }
 
 /// Length of one calibration window: long enough that the clock's
-/// resolution and a timer interrupt are noise, short enough to be free.
-const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
+/// resolution is noise, short enough that most windows run without being
+/// preempted on a loaded machine.
+const CALIBRATION_WINDOW: Duration = Duration::from_millis(1);
 /// Calibration windows; the fastest is kept, the others having more likely
-/// been interrupted (a preempted window makes steps look slower).
-const CALIBRATION_WINDOWS: usize = 3;
-/// Steps between two reads of the clock while calibrating (~20 µs).
-const CALIBRATION_CHUNK: u32 = 10_000;
+/// been preempted (a preempted window makes steps look slower). Fewer,
+/// longer windows were all preempted under load: three of 20 ms moved the
+/// scale by 2.9x within ten minutes on a loaded 2-vCPU machine.
+const CALIBRATION_WINDOWS: usize = 100;
+/// Steps between two reads of the clock while calibrating (~5 µs).
+const CALIBRATION_CHUNK: u32 = 2_000;
 
 impl Calibration {
     /// Counts the steps that fit in [`CALIBRATION_WINDOW`], keeping the
@@ -78,6 +81,13 @@ impl Calibration {
         }
         black_box(v);
         Self { steps_per_ns: best }
+    }
+
+    /// How much slower one step is by `later` than by `self` (0.05 for 5%
+    /// slower, negative if faster): a work scale that moved during a run
+    /// changed what its cells mean.
+    pub fn drift(&self, later: &Self) -> f64 {
+        self.steps_per_ns / later.steps_per_ns - 1.0
     }
 
     /// The steps of [`spin`] that take about `ns` nanoseconds (0 for 0).
