@@ -60,10 +60,10 @@ pub static SHORT_YIELDS_AT_ONCE: AtomicBool = AtomicBool::new(false);
 
 /// When set, each yield past the first [`SHORT_SPIN_YIELDS`] since
 /// [`start_spin_record`] spins on the clock for [`BUSY_YIELD`] instead of
-/// yielding: a waiter that keeps its processor through its long yields,
-/// whatever else is runnable there, for the tests that time a spin its
-/// notify ends (a yield to another runnable thread stretches it by a time
-/// slice).
+/// yielding: a waiter that does not give up its processor at each long
+/// yield (the scheduler's tick may still preempt it), for the tests that
+/// time a spin its notify ends (a yield to another runnable thread
+/// stretches it by a time slice).
 pub static BUSY_LONG_YIELDS: AtomicBool = AtomicBool::new(false);
 
 /// How long a busy yield ([`BUSY_LONG_YIELDS`]) spins.
@@ -292,10 +292,12 @@ pub fn with_partner(
 ) {
     let (go, go_rx) = mpsc::channel();
     let (done_tx, done) = mpsc::channel();
-    let pin_partner = pin_apart();
+    let (_unpin, partners) = affinity::pin_apart();
     std::thread::scope(|s| {
         s.spawn(move || {
-            pin_partner();
+            if let Some(cpu) = partners {
+                affinity::pin(cpu);
+            }
             while go_rx.recv().is_ok() {
                 turn();
                 done_tx.send(()).unwrap();
@@ -307,51 +309,118 @@ pub fn with_partner(
     });
 }
 
-/// Pins the calling thread, and the partner thread of [`with_partner`], to
-/// processors of their own where the system lets it (Linux, and at least
-/// two processors allowed). The tests that time a thread's spin or park
-/// from another thread need the two on different processors: the
-/// scheduler tends to keep two threads that wake each other in turn on
-/// one, where the watching thread sees the other park only once that one
-/// has stopped running (7-20 µs later on a 2-vCPU virtual machine, against
-/// 1-2 µs from the other processor), which stretches every park the test
-/// times past the policy's thresholds. Returns the partner's pin, to call
-/// on its thread.
-fn pin_apart() -> impl FnOnce() + Send {
-    #[cfg(target_os = "linux")]
-    {
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        let pin = move |cpu: usize| {
-            // SAFETY: `cpu_set_t` is plain bits, valid zeroed; the call
-            // reads only the set passed with its size, for the calling
-            // thread (0).
-            unsafe {
-                let mut one: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu, &mut one);
-                libc::sched_setaffinity(0, size, &one);
-            }
-        };
-        // SAFETY: as above; the call writes only the set passed with its
-        // size.
-        let allowed = unsafe {
-            let mut allowed: libc::cpu_set_t = std::mem::zeroed();
-            (libc::sched_getaffinity(0, size, &mut allowed) == 0).then_some(allowed)
-        };
-        let mut cpus = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `CPU_ISSET` reads the set within its size.
-            .filter(|&cpu| allowed.is_some_and(|set| unsafe { libc::CPU_ISSET(cpu, &set) }));
-        let pair = cpus.next().zip(cpus.next());
-        if let Some((own, _)) = pair {
-            pin(own);
-        }
-        move || {
-            if let Some((_, partners)) = pair {
-                pin(partners);
+/// Processors for [`with_partner`]'s threads. The tests that time a
+/// thread's spin or park from another thread need the two on different
+/// processors: the scheduler tends to keep two threads that wake each
+/// other in turn on one, where the watching thread sees the other park
+/// only once that one has stopped running (7-20 µs later on a 2-vCPU
+/// virtual machine, against 1-2 µs from the other processor), which
+/// stretches every park the test times past the policy's thresholds.
+#[cfg(target_os = "linux")]
+mod affinity {
+    use std::cell::Cell;
+
+    std::thread_local! {
+        /// The calling thread's processors before its outermost
+        /// `with_partner` pinned it, and how many `with_partner`s it is in.
+        static PINNED: Cell<(Option<libc::cpu_set_t>, usize)> = const { Cell::new((None, 0)) };
+    }
+
+    /// Gives the calling thread its processors back once its outermost
+    /// `with_partner` ends.
+    pub struct Unpin(());
+
+    impl Drop for Unpin {
+        fn drop(&mut self) {
+            match PINNED.get() {
+                (Some(original), 1) => {
+                    PINNED.set((None, 0));
+                    set(&original);
+                }
+                (original, depth) => PINNED.set((original, depth - 1)),
             }
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    || ()
+
+    /// Pins the calling thread to the processor it runs on, and returns a
+    /// processor for its partner to [`pin`] itself to: another of those the
+    /// calling thread was allowed, the next one for each `with_partner`
+    /// nested in another, never the calling thread's (a test thread that
+    /// spins for a second partner must not share a processor with it). With
+    /// fewer than two processors allowed, pins nothing.
+    pub fn pin_apart() -> (Unpin, Option<usize>) {
+        let (original, depth) = PINNED.get();
+        let allowed = original.or_else(get);
+        PINNED.set((allowed, depth + 1));
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `CPU_ISSET` reads the set within its size.
+            .filter(|&cpu| allowed.is_some_and(|set| unsafe { libc::CPU_ISSET(cpu, &set) }))
+            .collect();
+        if cpus.len() < 2 {
+            return (Unpin(()), None);
+        }
+        // SAFETY: no arguments; the processor the calling thread runs on.
+        let running = usize::try_from(unsafe { libc::sched_getcpu() });
+        let own = cpus.iter().position(|&cpu| Ok(cpu) == running).unwrap_or(0);
+        if depth == 0 {
+            pin(cpus[own]);
+        }
+        let others = cpus.len() - 1;
+        (
+            Unpin(()),
+            Some(cpus[(own + 1 + depth % others) % cpus.len()]),
+        )
+    }
+
+    /// Pins the calling thread to `cpu`.
+    pub fn pin(cpu: usize) {
+        // SAFETY: `cpu_set_t` is plain bits, valid zeroed, and `cpu` is
+        // below `CPU_SETSIZE` (it came from a set).
+        let one = unsafe {
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            one
+        };
+        set(&one);
+    }
+
+    /// The calling thread's processors, if the system says.
+    fn get() -> Option<libc::cpu_set_t> {
+        // SAFETY: as in `pin`; the call writes only the set passed with
+        // its size, for the calling thread (0).
+        unsafe {
+            let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            (libc::sched_getaffinity(0, size, &mut allowed) == 0).then_some(allowed)
+        }
+    }
+
+    /// Limits the calling thread to `cpus`; says so if the system refuses,
+    /// as the timing tests may then fail for the reason pinning avoids.
+    fn set(cpus: &libc::cpu_set_t) {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: the call reads only the set passed with its size, for the
+        // calling thread (0).
+        if unsafe { libc::sched_setaffinity(0, size, cpus) } != 0 {
+            eprintln!(
+                "metalock_no_std_platform: sched_setaffinity failed ({}); the thread is not pinned",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+/// Without processor affinity, [`with_partner`]'s threads go where the
+/// scheduler puts them.
+#[cfg(not(target_os = "linux"))]
+mod affinity {
+    pub struct Unpin(());
+
+    pub fn pin_apart() -> (Unpin, Option<usize>) {
+        (Unpin(()), None)
+    }
+
+    pub fn pin(_: usize) {}
 }
 
 /// Registers the platform (once per process; later calls do nothing).
