@@ -273,7 +273,8 @@ unsafe impl lock_api::RawMutexTimed for RawMonitor {
 /// a guard made unchecked, or one released behind its back, through
 /// lock_api's `unsafe` raw access. (No other thread reaches the guard's
 /// monitor: a `Condition` takes the guard by `&mut`, which cannot leave
-/// its thread, and only the crate can call `__monitor_guard`.)
+/// its thread, and no safe code outside the crate can make the token
+/// `__monitor_guard` asks for.)
 const NOT_HELD: &str = "metalock: a lock_api guard of a RawMonitor was used to wait on a thread \
     that does not hold the RawMonitor (a guard made unchecked, or released behind its back, \
     through lock_api's unsafe raw access)";

@@ -31,11 +31,12 @@
 //!
 //! What the type system rules out does not compile:
 //!
-//! ```compile_fail,E0061
+//! ```compile_fail,E0277
 //! // The monitor guard inside a guard is out of reach: the method that
-//! // returns it asks for a token that only the crate can make.
+//! // returns it asks for a token that no safe code outside the crate can
+//! // make (no constructor, no `Default`).
 //! fn reach<G: metalock::AsMonitorGuard>(guard: &G) {
-//!     let _ = guard.__monitor_guard();
+//!     let _ = guard.__monitor_guard(Default::default());
 //! }
 //! ```
 //!
