@@ -29,9 +29,9 @@
 //! `cargo bench --bench contended` took 10 min 15 s once built on a 2-vCPU
 //! AMD EPYC VM (2026-11-23): 121 benchmarks then (156 now, 120 of them
 //! contended) at ~3.9 s each with criterion's analysis and HTML plots (6.5
-//! minutes for the 100 contended ones then), and side tables of 3 rounds. The side tables now run 5 cells x 4
-//! thread counts x 6 locks x 6 rounds of 500 ms, 6 minutes: about 14
-//! minutes in all.
+//! minutes for the 100 contended ones then), and side tables of 3 rounds.
+//! The side tables now run 5 cells x 4 thread counts x 6 locks x 6 rounds
+//! of 500 ms, 6 minutes: about 14 minutes in all.
 //! `cargo bench --bench contended -- cs=20ns,outside=200ns` runs one cell.
 
 use std::time::Duration;
