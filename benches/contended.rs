@@ -6,7 +6,8 @@
 //!   (benchmark ids `LOCK/T`, T in 2, 4, 16, 32), each looping { lock;
 //!   critical section of ~C on the protected value; unlock; ~O of work
 //!   outside }, for five cells of the sweep `examples/compare.rs` runs
-//!   whole ([`CELLS`]): metalock raw word, metalock `Synchronized`, the
+//!   whole ([`CELLS`]; all sixteen with `METALOCK_BENCH_ALL_CELLS=1`):
+//!   metalock raw word, metalock `Synchronized`, the
 //!   keyed monitor (`metalock::lock(&value)`), parking_lot `Mutex` and
 //!   `FairMutex`, std `Mutex`. Work lengths are on
 //!   a scale calibrated at start-up (`common::work::Calibration`). CPU time
@@ -48,7 +49,7 @@ use common::wait_notify::{
     self, BUFFER_CAPACITIES, BoundedBuffer, MetaBuffer, MetaCondBuffer, MetaPingPong, PAIR_COUNTS,
     PingPong, PlBuffer, PlPingPong, StdBuffer, StdPingPong,
 };
-use common::work::{Calibration, Workload};
+use common::work::{Calibration, WORK_NS, Workload};
 
 /// Thread counts of the contended groups: 32 is 16 contenders per core
 /// here, where a preempted lock holder is the rule rather than the
@@ -56,8 +57,9 @@ use common::work::{Calibration, Workload};
 const THREAD_COUNTS: [usize; 4] = [2, 4, 16, 32];
 
 /// The cells of the sweep benchmarked here, (critical section, outside
-/// work) in ns: all sixteen at four thread counts would take most of an
-/// hour. Each stands for a regime:
+/// work) in ns: all sixteen at four thread counts take most of an hour,
+/// and run only with `METALOCK_BENCH_ALL_CELLS=1` (see [`cells`]). Each
+/// stands for a regime:
 /// - none/none: nothing but the lock, whose hand-off between threads (or a
 ///   thread's run of uncontended reacquisitions) decides everything;
 /// - 20 ns/200 ns: a short section, moderate contention, the common case
@@ -69,6 +71,19 @@ const THREAD_COUNTS: [usize; 4] = [2, 4, 16, 32];
 /// - 2 µs/2 µs: long holds, where a waiter that spins instead of blocking
 ///   burns CPU time (the side table's CPU/op).
 const CELLS: [(u32, u32); 5] = [(0, 0), (20, 200), (200, 20), (20, 2_000), (2_000, 2_000)];
+
+/// [`CELLS`], or with `METALOCK_BENCH_ALL_CELLS=1` in the environment the
+/// whole sweep of `compare` (every pair of [`WORK_NS`]).
+fn cells() -> Vec<(u32, u32)> {
+    if std::env::var_os("METALOCK_BENCH_ALL_CELLS").is_some_and(|v| v == "1") {
+        WORK_NS
+            .iter()
+            .flat_map(|&outside| WORK_NS.map(|cs| (cs, outside)))
+            .collect()
+    } else {
+        CELLS.to_vec()
+    }
+}
 
 /// The side table's rounds: long enough for the scheduler to even out
 /// 4 threads on 2 cores (at 150 ms one thread often kept a core to itself
@@ -108,7 +123,7 @@ fn contended_one<L: CounterLock + Sync>(
 }
 
 fn contended(c: &mut Criterion, calibration: &Calibration) {
-    for (cs_ns, outside_ns) in CELLS {
+    for (cs_ns, outside_ns) in cells() {
         let workload = calibration.workload(cs_ns, outside_ns);
         let name = format!("contended/{}", workload.label());
         let mut group = c.benchmark_group(&name);
